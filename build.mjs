@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// Bundles the CLI (which contains the brain) and the node-agent with esbuild, and compiles tests.
+//   node build.mjs             dist/svc.mjs, dist/node-agent.mjs, dist/*.wasm
+//   node build.mjs --if-stale  the same, only when a source is newer than dist/svc.mjs
+//   node build.mjs --tests     every test/**/*.test.ts to .test-build/**/*.test.mjs
+// Native modules (serialport, node-ble, noble) are never bundled: they load at run time in node-agent.
+import { build } from 'esbuild';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, existsSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = import.meta.dirname;
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const sourceDirs = ['protocol', 'daemon', 'node-agent', 'mesh', 'sync', 'cli', 'web'];
+const native = ['serialport', '@serialport/*', 'node-ble', '@abandonware/noble', 'dbus-next', 'bufferutil', 'utf-8-validate'];
+const define = { __SVC_VERSION__: JSON.stringify(pkg.version) };
+// CommonJS dependencies inside an ESM bundle need require/__dirname; node-sqlite3-wasm finds its .wasm via __dirname.
+const banner = [
+  '#!/usr/bin/env node',
+  "import { createRequire as __svcCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __svcFileURLToPath } from 'node:url';",
+  "import { dirname as __svcDirname } from 'node:path';",
+  'const require = __svcCreateRequire(import.meta.url);',
+  'const __filename = __svcFileURLToPath(import.meta.url);',
+  'const __dirname = __svcDirname(__filename);',
+].join('\n');
+
+function walk(dir, accept, out = []) {
+  if (!existsSync(dir)) return out;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) walk(p, accept, out);
+    else if (accept(p)) out.push(p);
+  }
+  return out;
+}
+
+function newestSourceMtime() {
+  let newest = statSync(join(root, 'package.json')).mtimeMs;
+  for (const dir of sourceDirs) {
+    for (const f of walk(join(root, dir), () => true)) newest = Math.max(newest, statSync(f).mtimeMs);
+  }
+  return newest;
+}
+
+async function buildDist() {
+  const dist = join(root, 'dist');
+  mkdirSync(dist, { recursive: true });
+  await build({
+    entryPoints: { svc: join(root, 'cli/main.ts'), 'node-agent': join(root, 'node-agent/main.ts') },
+    outdir: dist,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    keepNames: true,
+    sourcemap: 'linked',
+    legalComments: 'none',
+    external: native,
+    define,
+    banner: { js: banner },
+    logLevel: 'warning',
+  });
+  copyFileSync(join(root, 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(dist, 'node-sqlite3-wasm.wasm'));
+}
+
+async function buildTests() {
+  const out = join(root, '.test-build');
+  rmSync(out, { recursive: true, force: true });
+  const entries = walk(join(root, 'test'), (p) => p.endsWith('.test.ts'));
+  if (entries.length === 0) return;
+  await build({
+    entryPoints: entries,
+    outdir: out,
+    outbase: root,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'inline',
+    define,
+    logLevel: 'warning',
+  });
+}
+
+const args = new Set(process.argv.slice(2));
+if (args.has('--tests')) {
+  await buildTests();
+} else if (args.has('--if-stale') && existsSync(join(root, 'dist/svc.mjs')) && statSync(join(root, 'dist/svc.mjs')).mtimeMs >= newestSourceMtime()) {
+  // dist is current
+} else {
+  await buildDist();
+  if (!args.has('--quiet')) console.error(`built ${relative(process.cwd(), join(root, 'dist/svc.mjs'))} (svc ${pkg.version})`);
+}

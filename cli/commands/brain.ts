@@ -1,0 +1,111 @@
+// svc serve | start | stop | status — running the brain and asking how it is.
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import type { HealthResponse } from '../../protocol/health';
+import { callBrain, BrainUnreachableError, type Connection } from '../connection';
+import { readLock } from '../../daemon/store/instance-lock';
+
+export async function health(conn: Connection, timeoutMs = 1000): Promise<HealthResponse | null> {
+  try {
+    const r = await callBrain<HealthResponse>(conn, 'GET', '/health', undefined, timeoutMs);
+    return r.status === 200 ? r.body : null;
+  } catch (err) {
+    if (err instanceof BrainUnreachableError) return null;
+    throw err;
+  }
+}
+
+async function waitForHealth(conn: Connection, deadlineMs: number, alive: () => boolean): Promise<HealthResponse | null> {
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end && alive()) {
+    const h = await health(conn, 500);
+    if (h) return h;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return null;
+}
+
+export interface StartOptions {
+  host?: string | undefined;
+  port?: number | undefined;
+}
+
+/** Starts the brain in the background unless it already answers; resolves when /health is 200. */
+export async function startBrain(conn: Connection, opts: StartOptions, out: NodeJS.WritableStream): Promise<number> {
+  const existing = await health(conn);
+  if (existing) {
+    out.write(`brain already running at ${conn.url} (svc ${existing.version}, up ${Math.round(existing.uptime_s)} s)\n`);
+    return 0;
+  }
+  mkdirSync(conn.home, { recursive: true, mode: 0o700 });
+  const log = join(conn.home, 'brain.log');
+  const fd = openSync(log, 'a', 0o600);
+  const args = [process.argv[1] ?? 'svc', 'serve', '--home', conn.home];
+  if (opts.host) args.push('--host', opts.host);
+  if (opts.port !== undefined) args.push('--port', String(opts.port));
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd] });
+  const child_ = { exited: null as number | null };
+  child.on('exit', (code) => (child_.exited = code ?? 1));
+  child.unref();
+  const h = await waitForHealth(conn, 15_000, () => child_.exited === null);
+  if (!h) {
+    const why = child_.exited === null ? ' within 15 s' : ` (exited with ${child_.exited})`;
+    out.write(`the brain did not become healthy${why}; see ${log}\n`);
+    return 1;
+  }
+  out.write(`brain running at ${conn.url} (svc ${h.version}, pid ${child.pid ?? '?'}); logs in ${log}\n`);
+  return 0;
+}
+
+/** Sends SIGTERM to the brain that holds $SVC_HOME and waits for it to exit. */
+export async function stopBrain(conn: Connection, out: NodeJS.WritableStream): Promise<number> {
+  const info = readLock(join(conn.home, 'brain.pid'));
+  if (!info) {
+    out.write(`no brain is running on ${conn.home}\n`);
+    return 0;
+  }
+  try {
+    process.kill(info.pid, 'SIGTERM');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') {
+      out.write(`no brain is running on ${conn.home} (stale pid file)\n`);
+      return 0;
+    }
+    throw err;
+  }
+  for (let i = 0; i < 120; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    try {
+      process.kill(info.pid, 0);
+    } catch {
+      out.write(`brain stopped (pid ${info.pid})\n`);
+      return 0;
+    }
+  }
+  out.write(`brain (pid ${info.pid}) did not stop within 6 s\n`);
+  return 1;
+}
+
+export async function status(conn: Connection, json: boolean, out: NodeJS.WritableStream): Promise<number> {
+  const h = await health(conn, 2000);
+  const pid = readLock(join(conn.home, 'brain.pid'))?.pid ?? null;
+  if (json) {
+    out.write(`${JSON.stringify({ running: h !== null, url: conn.url, home: conn.home, pid: h ? pid : null, health: h })}\n`);
+    return h ? 0 : 1;
+  }
+  if (!h) {
+    out.write(`brain: not running at ${conn.url}\n  start it with: svc start   (or: systemctl start svc-brain)\n`);
+    return 1;
+  }
+  out.write(`brain: ${h.status} at ${conn.url}\n  version: ${h.version}\n  uptime:  ${formatUptime(h.uptime_s)}\n  home:    ${conn.home}\n${pid ? `  pid:     ${pid}\n` : ''}`);
+  return 0;
+}
+
+export function formatUptime(seconds: number): string {
+  const s = Math.floor(seconds);
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return [d ? `${d}d` : '', h ? `${h}h` : '', m ? `${m}m` : '', `${s % 60}s`].filter(Boolean).join(' ');
+}

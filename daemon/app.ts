@@ -1,0 +1,55 @@
+// buildApp(deps): the brain's HTTP/WebSocket surface without listen() (STYLE.md 7). Tests call it with
+// plain fakes and use app.inject(); daemon/main.ts hands it the real parts.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import websocket from '@fastify/websocket';
+import type { Logger } from 'pino';
+import { randomUUID } from 'node:crypto';
+import type { Metrics } from './metrics/metrics';
+import type { Lifecycle } from './lifecycle/lifecycle';
+import { installErrorHandlers, envelope } from './http/error-handler';
+import { installAuth, WS_PROTOCOL } from './http/auth';
+import { installMetrics } from './http/metrics-routes';
+import { healthRoutes } from './http/health-routes';
+
+export interface AppDeps {
+  logger: Logger;
+  version: string;
+  apiToken: string;
+  metrics: Metrics;
+  metricsPublic: boolean;
+  lifecycle: Lifecycle;
+  bodyLimit: number;
+  /** Resource plugins (one per resource group), registered after the core hooks. */
+  routes?: readonly FastifyPluginAsync[];
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const loggerInstance: FastifyBaseLogger = deps.logger;
+  const app = Fastify({
+    loggerInstance,
+    // Per-request lines would flood journald on a Pi; errors are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimit,
+    genReqId: () => randomUUID(),
+    return503OnClosing: false, // our onRequest hook answers 503 in the spec envelope instead
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+  });
+  installErrorHandlers(app);
+  app.addHook('onRequest', async (_request, reply) => {
+    if (deps.lifecycle.stopping) {
+      reply.header('connection', 'close');
+      return reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
+    }
+  });
+  installAuth(app, deps.apiToken);
+  await app.register(websocket, {
+    options: {
+      maxPayload: 1024 * 1024,
+      handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
+    },
+  });
+  installMetrics(app, deps.metrics, { public: deps.metricsPublic });
+  await app.register(healthRoutes({ version: deps.version, lifecycle: deps.lifecycle }));
+  for (const routes of deps.routes ?? []) await app.register(routes);
+  return app;
+}

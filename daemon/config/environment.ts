@@ -1,0 +1,84 @@
+// Every environment variable the spec names, read in one place (called only from composition roots
+// with process.env). docs/configuration.md documents each; a test keeps the two in step.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Settings } from './settings-schema';
+
+export const ENVIRONMENT_VARIABLES = {
+  SVC_HOME: 'Data directory (default ~/.svc)',
+  SVC_HOST: 'Listen address (default 127.0.0.1)',
+  SVC_PORT: 'Listen port (default 9090)',
+  SVC_URL: 'Brain address used by the svc client (default http://127.0.0.1:9090)',
+  SVC_API_TOKEN: 'API bearer token; else $SVC_HOME/api-token is used (created 0600)',
+  SVC_VAULT_KEY: 'Vault key, 32 bytes as 64 hex or base64; else systemd credential vault.key, else $SVC_HOME/vault.key',
+  SVC_LOG_LEVEL: 'pino level: fatal error warn info debug trace silent',
+  SVC_METRICS_ENDPOINT: '1 (default) serves /metrics; 0, false, off silence the endpoint and all metric emission',
+  SVC_METRICS_PUBLIC: '1 serves /metrics to callers off loopback; otherwise they get 404',
+  SVC_SYNC_DISABLED: '1 marks the deployment as intentionally single-node',
+  SVC_WEBHOOK_ALLOWED_IPS: 'Comma-separated addresses or CIDR ranges allowed to deliver webhooks',
+  SVC_GENERIC_HARDWARE_SKILLS: '0 disables generated hardware tools in favour of hand-written skills',
+  SVC_UPDATE_CHECK: '1 enables scheduled release checks (off by default)',
+  SVC_ANDROID_SERVICE_ACCOUNT_PATH: 'Android push service-account JSON file',
+  SVC_IOS_KEY_PATH: 'APNs auth key (.p8) file',
+  SVC_IOS_KEY_ID: 'APNs key id',
+  SVC_IOS_TEAM_ID: 'Apple team id',
+  SVC_IOS_BUNDLE_ID: 'iOS app bundle id',
+  SVC_IOS_ENVIRONMENT: 'production or sandbox',
+  CREDENTIALS_DIRECTORY: 'Set by systemd LoadCredential=; vault.key and api-token are read from it',
+  NOTIFY_SOCKET: 'Set by systemd Type=notify; READY=1 / STOPPING=1 / WATCHDOG=1 are sent to it',
+  WATCHDOG_USEC: 'Set by systemd WatchdogSec=; the brain pings at half the interval',
+} as const;
+
+export type EnvName = keyof typeof ENVIRONMENT_VARIABLES;
+type Env = Readonly<Partial<Record<string, string | undefined>>>;
+
+const OFF = new Set(['0', 'false', 'off', 'no']);
+/** Spec 4.12: 0, false, off switch a default-on flag off. */
+export const envFlag = (value: string | undefined, fallback: boolean): boolean =>
+  value === undefined || value.trim() === '' ? fallback : !OFF.has(value.trim().toLowerCase());
+
+export function resolveHome(env: Env, flag?: string): string {
+  return flag ?? env.SVC_HOME ?? join(homedir(), '.svc');
+}
+
+export class EnvironmentError extends Error {}
+
+function port(value: string, name: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new EnvironmentError(`${name}=${value}: expected a port number 0-65535`);
+  return n;
+}
+
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** Overlays environment variables (and CLI flags, which win) onto validated settings. */
+export function applyEnvironment(settings: Settings, env: Env, flags: { host?: string; port?: number } = {}): Settings {
+  const s = structuredClone<Settings>(settings);
+  if (env.SVC_HOST) s.server.host = env.SVC_HOST;
+  if (env.SVC_PORT) s.server.port = port(env.SVC_PORT, 'SVC_PORT');
+  if (flags.host !== undefined) s.server.host = flags.host;
+  if (flags.port !== undefined) s.server.port = flags.port;
+  if (env.SVC_LOG_LEVEL) {
+    if (!LEVELS.has(env.SVC_LOG_LEVEL)) throw new EnvironmentError(`SVC_LOG_LEVEL=${env.SVC_LOG_LEVEL}: expected one of ${[...LEVELS].join(', ')}`);
+    s.log.level = env.SVC_LOG_LEVEL;
+  }
+  s.metrics.endpoint = envFlag(env.SVC_METRICS_ENDPOINT, s.metrics.endpoint);
+  // SVC_METRICS_PUBLIC is off unless exactly 1 (spec 4.12).
+  if (env.SVC_METRICS_PUBLIC !== undefined) s.metrics.public = env.SVC_METRICS_PUBLIC.trim() === '1';
+  if (env.SVC_SYNC_DISABLED !== undefined) s.sync.disabled = env.SVC_SYNC_DISABLED.trim() === '1';
+  if (env.SVC_WEBHOOK_ALLOWED_IPS) s.webhooks.allowed_ips = env.SVC_WEBHOOK_ALLOWED_IPS.split(',').map((x) => x.trim()).filter(Boolean);
+  s.hardware.generic_skills = envFlag(env.SVC_GENERIC_HARDWARE_SKILLS, s.hardware.generic_skills);
+  if (env.SVC_UPDATE_CHECK !== undefined) s.update.check = envFlag(env.SVC_UPDATE_CHECK, false);
+  const android = s.channels.push.android;
+  if (env.SVC_ANDROID_SERVICE_ACCOUNT_PATH) Object.assign(android, { enabled: true, service_account_path: env.SVC_ANDROID_SERVICE_ACCOUNT_PATH });
+  const ios = s.channels.push.ios;
+  if (env.SVC_IOS_KEY_PATH) Object.assign(ios, { enabled: true, key_path: env.SVC_IOS_KEY_PATH });
+  if (env.SVC_IOS_KEY_ID) ios.key_id = env.SVC_IOS_KEY_ID;
+  if (env.SVC_IOS_TEAM_ID) ios.team_id = env.SVC_IOS_TEAM_ID;
+  if (env.SVC_IOS_BUNDLE_ID) ios.bundle_id = env.SVC_IOS_BUNDLE_ID;
+  if (env.SVC_IOS_ENVIRONMENT) {
+    if (env.SVC_IOS_ENVIRONMENT !== 'production' && env.SVC_IOS_ENVIRONMENT !== 'sandbox') throw new EnvironmentError(`SVC_IOS_ENVIRONMENT=${env.SVC_IOS_ENVIRONMENT}: expected production or sandbox`);
+    ios.environment = env.SVC_IOS_ENVIRONMENT;
+  }
+  return Object.freeze(s);
+}

@@ -1,0 +1,21 @@
+// GET /metrics (spec 4.12) and the HTTP metrics hook. Off-loopback callers get the exact 404 of an
+// unmounted route unless SVC_METRICS_PUBLIC=1; with SVC_METRICS_ENDPOINT off the route does not exist.
+import type { FastifyInstance } from 'fastify';
+import { routeTemplate, type Metrics } from '../metrics/metrics';
+
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+export function installMetrics(app: FastifyInstance, metrics: Metrics, opts: { public: boolean }): void {
+  if (!metrics.enabled) return;
+  app.addHook('onResponse', async (request, reply) => {
+    const url = request.routeOptions.url;
+    metrics.httpRequest(request.method, url ? routeTemplate(url) : 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', { config: { public: true } }, async (request, reply) => {
+    if (!opts.public && !isLoopback(request.socket.remoteAddress)) return reply.callNotFound();
+    return reply.type(metrics.contentType).send(await metrics.render());
+  });
+}

@@ -1,0 +1,203 @@
+// The brain's composition root: the only place that reads process.env and constructs concrete parts
+// (STYLE.md 1). Start order: config → lock → store → vault → HTTP → READY=1. Stop runs in reverse.
+import { mkdirSync, chmodSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { loadSettings, SettingsError } from './config/load-settings';
+import { applyEnvironment, EnvironmentError, resolveHome } from './config/environment';
+import type { Settings } from './config/settings-schema';
+import { createLogger } from './logger';
+import { InstanceLock, InstanceLockedError } from './store/instance-lock';
+import { SqliteStore } from './store/sqlite-store';
+import { createMetrics } from './metrics/metrics';
+import { Vault } from './vault/vault';
+import { loadVaultKey, VaultKeyError } from './vault/vault-key';
+import { loadApiToken } from './auth/api-token';
+import { buildApp } from './app';
+import { Lifecycle } from './lifecycle/lifecycle';
+import { createNotifier } from './lifecycle/sd-notify';
+import { startParts, stopParts, type Part } from './lifecycle/parts';
+
+declare const __SVC_VERSION__: string;
+export const VERSION = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
+
+/** Exit codes: 78 = configuration error (EX_CONFIG; systemd does not restart on it), 75 = home in use. */
+export const EXIT_CONFIG = 78;
+export const EXIT_LOCKED = 75;
+
+export interface ServeFlags {
+  home?: string;
+  host?: string;
+  port?: number;
+}
+
+class StartupError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+function configure(flags: ServeFlags): { home: string; settings: Settings } {
+  const home = resolveHome(process.env, flags.home);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  try {
+    const settings = applyEnvironment(loadSettings(join(home, 'settings.json')), process.env, flags);
+    return { home, settings };
+  } catch (err) {
+    if (err instanceof SettingsError || err instanceof EnvironmentError) throw new StartupError(err.message, EXIT_CONFIG);
+    throw err;
+  }
+}
+
+/** Runs the brain in the foreground until SIGTERM/SIGINT. */
+export async function serve(flags: ServeFlags): Promise<void> {
+  let home: string;
+  let settings: Settings;
+  try {
+    ({ home, settings } = configure(flags));
+  } catch (err) {
+    if (!(err instanceof StartupError)) throw err;
+    process.stderr.write(`svc: ${err.message}\n`);
+    process.exit(err.exitCode);
+  }
+  const logger = createLogger(settings.log.level);
+  try {
+    await run(home, settings, logger);
+  } catch (err) {
+    if (err instanceof StartupError) {
+      logger.fatal(err.message);
+      logger.flush();
+      process.stderr.write(`svc: ${err.message}\n`);
+      process.exit(err.exitCode);
+    }
+    throw err;
+  }
+}
+
+async function run(home: string, settings: Settings, logger: Logger): Promise<void> {
+  const lifecycle = new Lifecycle();
+  const lock = new InstanceLock(home);
+  try {
+    if (lock.acquire()) logger.warn({ home }, 'took over the lock of a brain that is no longer running');
+  } catch (err) {
+    if (err instanceof InstanceLockedError) throw new StartupError(err.message, EXIT_LOCKED);
+    throw err;
+  }
+  const cleared = lock.clearStaleDatabaseLocks();
+  if (cleared.length > 0) logger.warn({ cleared }, 'removed database locks left by a killed brain');
+
+  const metrics = createMetrics(settings.metrics.endpoint);
+  const store = new SqliteStore(join(home, 'brain.db'), { synchronous: settings.storage.synchronous, groupCommit: settings.storage.group_commit, logger: logger.child({ part: 'store' }) });
+
+  let vaultKey;
+  try {
+    vaultKey = loadVaultKey({ home, envKey: process.env.SVC_VAULT_KEY, credentialsDir: process.env.CREDENTIALS_DIRECTORY });
+  } catch (err) {
+    if (err instanceof VaultKeyError) throw new StartupError(err.message, EXIT_CONFIG);
+    throw err;
+  }
+  const vault = new Vault({ file: join(home, 'vault.json'), key: vaultKey.key, onDecryptError: () => metrics.vaultDecryptError() });
+  const vaultStatus = vault.open();
+  if (vaultStatus.state === 'locked') logger.error({ reason: vaultStatus.reason }, 'vault is locked; secrets are unavailable until the right key is provided');
+
+  const apiToken = loadApiToken({ home, envToken: process.env.SVC_API_TOKEN, credentialsDir: process.env.CREDENTIALS_DIRECTORY });
+  chmodSync(home, 0o700);
+
+  const parts: Part[] = [{ name: 'store', stop: () => store.close() }];
+  const app = await buildApp({
+    logger,
+    version: VERSION,
+    apiToken,
+    metrics,
+    metricsPublic: settings.metrics.public,
+    lifecycle,
+    bodyLimit: settings.server.body_limit_bytes,
+    routes: [],
+  });
+  parts.push(httpPart(app, settings, logger));
+  await startParts(parts, logger);
+
+  const notifier = createNotifier(process.env, logger);
+  notifier.ready();
+  notifier.startWatchdog();
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.server.port;
+  logger.info({ host: settings.server.host, port, home, version: VERSION, vault: vaultStatus.state, vault_key: vaultKey.source }, `svc brain listening on http://${settings.server.host}:${port}`);
+
+  installSignalHandlers({ lifecycle, logger, parts, notifier, lock, timeoutMs: settings.server.shutdown_timeout_ms });
+}
+
+function httpPart(app: FastifyInstance, settings: Settings, logger: Logger): Part {
+  return {
+    name: 'http',
+    start: async () => {
+      try {
+        await app.listen({ host: settings.server.host, port: settings.server.port });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+          throw new StartupError(`cannot listen on ${settings.server.host}:${settings.server.port}: ${code} (set --port, SVC_PORT or server.port)`, 1);
+        }
+        throw err;
+      }
+    },
+    stop: async () => {
+      // Clients hear "going away" (1001) before the listener closes (spec: WebSockets told).
+      for (const client of app.websocketServer.clients) client.close(1001, 'brain shutting down');
+      await app.close();
+      logger.debug('http closed');
+    },
+  };
+}
+
+function installSignalHandlers(ctx: {
+  lifecycle: Lifecycle;
+  logger: Logger;
+  parts: Part[];
+  notifier: ReturnType<typeof createNotifier>;
+  lock: InstanceLock;
+  timeoutMs: number;
+}): void {
+  const { lifecycle, logger } = ctx;
+  const shutdown = (signal: string): void => {
+    if (lifecycle.stopping) {
+      logger.warn({ signal }, 'second signal: exiting at once');
+      ctx.lock.release();
+      process.exit(1);
+    }
+    lifecycle.stopping = true;
+    ctx.notifier.stopping();
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      logger.error({ timeoutMs: ctx.timeoutMs }, 'shutdown did not finish in time; exiting');
+      ctx.lock.release();
+      process.exit(1);
+    }, ctx.timeoutMs).unref();
+    stopParts(ctx.parts, logger, Math.max(100, ctx.timeoutMs - 500))
+      .then(() => {
+        ctx.notifier.stop();
+        ctx.lock.release();
+        logger.info('stopped');
+        logger.flush();
+        process.exitCode = 0;
+        setImmediate(() => process.exit(0));
+      })
+      .catch((err: unknown) => {
+        logger.fatal({ err }, 'shutdown failed');
+        ctx.lock.release();
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('unhandledRejection', (err) => {
+    logger.fatal({ err }, 'unhandled rejection');
+    logger.flush();
+    ctx.lock.release();
+    process.exit(1);
+  });
+}

@@ -1,0 +1,106 @@
+// The twelve metrics of spec 4.12, exactly, behind a small typed facade. Services call the facade;
+// only this file knows prom-client. With SVC_METRICS_ENDPOINT off the facade is a no-op and nothing
+// is registered or emitted. Every metric here is used by a panel in grafana-dashboard.json or a rule
+// in alerts.yml (a test enforces it).
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export const SYNC_FAILURE_REASONS = ['handshake', 'auth', 'protocol', 'timeout', 'network', 'conflict'] as const;
+export const SANDBOX_KILL_REASONS = ['timeout', 'memory', 'fault'] as const;
+
+export interface Metrics {
+  readonly enabled: boolean;
+  httpRequest(method: string, route: string, status: number, seconds: number): void;
+  llm429(provider: string): void;
+  failoverChainExhausted(): void;
+  syncActivePeers(n: number): void;
+  syncFailure(reason: string): void;
+  syncWasActiveRecent(active: boolean): void;
+  approvalQueue(n: number): void;
+  toolDenied(tool: string): void;
+  sandboxKilled(reason: string): void;
+  vaultDecryptError(): void;
+  wsActiveSessions(n: number): void;
+  /** Declares label values that must show as zero before anything happens (e.g. configured providers). */
+  declare(label: { provider?: string; tool?: string }): void;
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+/** Status class label: 2xx, 4xx, ... keeps series bounded (spec 4.12). */
+export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`;
+
+/** fastify's /api/jobs/:id becomes the spec's /api/jobs/{id}. */
+export const routeTemplate = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{*}');
+
+export function createMetrics(enabled: boolean): Metrics {
+  return enabled ? promMetrics() : noopMetrics();
+}
+
+function noopMetrics(): Metrics {
+  const nothing = (): void => undefined;
+  return {
+    enabled: false,
+    httpRequest: nothing,
+    llm429: nothing,
+    failoverChainExhausted: nothing,
+    syncActivePeers: nothing,
+    syncFailure: nothing,
+    syncWasActiveRecent: nothing,
+    approvalQueue: nothing,
+    toolDenied: nothing,
+    sandboxKilled: nothing,
+    vaultDecryptError: nothing,
+    wsActiveSessions: nothing,
+    declare: nothing,
+    render: () => Promise.resolve(''),
+    contentType: 'text/plain; version=0.0.4; charset=utf-8',
+  };
+}
+
+function promMetrics(): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const httpTotal = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests by method, route template and status class', labelNames: ['method', 'route', 'status'], registers });
+  const httpDuration = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'HTTP request duration by method and route template',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers,
+  });
+  const llm429 = new Counter({ name: 'svc_llm_429_total', help: 'Rate-limit (429) answers from LLM providers', labelNames: ['provider'], registers });
+  const exhausted = new Counter({ name: 'svc_llm_failover_chain_exhausted_total', help: 'Turns for which every provider in the failover chain failed', registers });
+  const syncPeers = new Gauge({ name: 'svc_sync_active_peers', help: 'Sync peers with an open session', registers });
+  const syncFailures = new Counter({ name: 'svc_sync_failures_total', help: 'Failed sync sessions by reason', labelNames: ['reason'], registers });
+  const syncRecent = new Gauge({ name: 'svc_sync_was_active_recent', help: '1 when sync had a peer within the last hour', registers });
+  const approvals = new Gauge({ name: 'svc_supervisor_approval_queue', help: 'Tool calls waiting for approval', registers });
+  const denials = new Counter({ name: 'svc_tool_denials_total', help: 'Tool calls refused by the permission plane', labelNames: ['tool'], registers });
+  const kills = new Counter({ name: 'svc_sandbox_kills_total', help: 'Sandboxed skills killed, by reason', labelNames: ['reason'], registers });
+  const vault = new Counter({ name: 'svc_vault_decrypt_errors_total', help: 'Vault decryption failures (wrong key or corrupt file)', registers });
+  const ws = new Gauge({ name: 'svc_ws_active_sessions', help: 'Open WebSocket client sessions', registers });
+  for (const reason of SYNC_FAILURE_REASONS) syncFailures.labels(reason).inc(0);
+  for (const reason of SANDBOX_KILL_REASONS) kills.labels(reason).inc(0);
+  return {
+    enabled: true,
+    httpRequest: (method, route, status, seconds) => {
+      httpTotal.labels(method, route, statusClass(status)).inc();
+      httpDuration.labels(method, route).observe(seconds);
+    },
+    llm429: (provider) => llm429.labels(provider).inc(),
+    failoverChainExhausted: () => exhausted.inc(),
+    syncActivePeers: (n) => syncPeers.set(n),
+    syncFailure: (reason) => syncFailures.labels(reason).inc(),
+    syncWasActiveRecent: (active) => syncRecent.set(active ? 1 : 0),
+    approvalQueue: (n) => approvals.set(n),
+    toolDenied: (tool) => denials.labels(tool).inc(),
+    sandboxKilled: (reason) => kills.labels(reason).inc(),
+    vaultDecryptError: () => vault.inc(),
+    wsActiveSessions: (n) => ws.set(n),
+    declare: ({ provider, tool }) => {
+      if (provider !== undefined) llm429.labels(provider).inc(0);
+      if (tool !== undefined) denials.labels(tool).inc(0);
+    },
+    render: () => registry.metrics(),
+    contentType: registry.contentType,
+  };
+}

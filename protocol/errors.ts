@@ -1,0 +1,36 @@
+// The error envelope of spec section 7, and the catalogue of stable codes every client can rely on.
+import { Type, type Static } from '@sinclair/typebox';
+
+/** Stable error codes and the HTTP status each maps to. Codes are part of the public contract. */
+export const ERROR_CODES = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNPROCESSABLE: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export const ErrorEnvelope = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'Stable machine-readable code, e.g. NOT_FOUND' }),
+      message: Type.String({ description: 'Human-readable explanation' }),
+      details: Type.Union([Type.Unknown(), Type.Null()], { description: 'Structured context or null' }),
+    }),
+  },
+  { $id: 'ErrorEnvelope' },
+);
+export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
+
+/** One schema-validation problem, as carried in details.fields of a 400. */
+export const FieldError = Type.Object({ path: Type.String(), message: Type.String() });
+export type FieldError = Static<typeof FieldError>;
