@@ -67,8 +67,11 @@ async function buildDist() {
 
 async function buildTests() {
   const out = join(root, '.test-build');
-  rmSync(out, { recursive: true, force: true });
   const entries = walk(join(root, 'test'), (p) => p.endsWith('.test.ts'));
+  // Drop compiled tests whose source is gone; never wipe the folder (helpers may run tests meanwhile).
+  for (const built of walk(join(out, 'test'), (p) => p.endsWith('.test.mjs'))) {
+    if (!existsSync(join(root, relative(out, built)).replace(/\.mjs$/, '.ts'))) rmSync(built);
+  }
   if (entries.length === 0) return;
   await build({
     entryPoints: entries,
