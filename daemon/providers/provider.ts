@@ -1,0 +1,77 @@
+// The provider port: the one interface between the turn loop and every LLM backend (the embedded
+// `local` intent agent, OpenAI and OpenAI-compatible servers, Anthropic) and the failover chain,
+// which is itself a Provider. Streaming is an async iterable of events; tool calls arrive whole.
+import type { Static, TSchema } from '@sinclair/typebox';
+
+export interface ToolCall {
+  /** Provider-assigned id, echoed back in the tool result message. */
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; tool_calls?: ToolCall[] }
+  | { role: 'tool'; tool_call_id: string; name: string; content: string };
+
+/** A tool as offered to the model: JSON-schema arguments (TypeBox schemas are JSON schema). */
+export interface ToolSpec<S extends TSchema = TSchema> {
+  name: string;
+  description: string;
+  parameters: S;
+}
+export type ToolArgs<S extends TSchema> = Static<S>;
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  /** Overrides the provider's pinned/default model. */
+  model?: string;
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export type ChatEvent =
+  | { type: 'text_delta'; text: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | { type: 'done'; finish_reason: 'stop' | 'tool_calls' | 'length'; usage?: Usage; provider: string; model: string };
+
+export interface Provider {
+  /** Stable id used in settings, metrics labels (svc_llm_429_total{provider}) and cooldowns. */
+  readonly id: string;
+  readonly kind: 'local' | 'openai' | 'anthropic' | 'chain';
+  /** Streams one model response. Throws ProviderError before or during the stream on failure. */
+  chat(request: ChatRequest): AsyncIterable<ChatEvent>;
+  /** Models the provider offers (svc models list). */
+  listModels(signal?: AbortSignal): Promise<string[]>;
+}
+
+/** Error classes drive cooldowns (daemon/providers): each class puts a key or provider aside for its own time. */
+export type ProviderErrorClass = 'rate_limit' | 'auth' | 'billing' | 'overloaded' | 'timeout' | 'context_overflow' | 'bad_request' | 'network' | 'unknown';
+
+export class ProviderError extends Error {
+  constructor(
+    readonly errorClass: ProviderErrorClass,
+    message: string,
+    readonly provider: string,
+    readonly opts: { status?: number; retryAfterMs?: number; keyLabel?: string } = {},
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
+
+/** All providers failed or were cooling down: the turn answers the user plainly instead of hanging. */
+export class ChainExhaustedError extends Error {
+  constructor(readonly attempts: readonly { provider: string; errorClass: ProviderErrorClass | 'cooldown'; message: string }[]) {
+    super(`every provider failed: ${attempts.map((a) => `${a.provider} (${a.errorClass})`).join(', ') || 'none configured'}`);
+    this.name = 'ChainExhaustedError';
+  }
+}
