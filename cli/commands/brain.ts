@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { HealthResponse } from '../../protocol/health';
 import { callBrain, BrainUnreachableError, type Connection } from '../connection';
 import { readLock } from '../../daemon/store/instance-lock';
+import { BRAIN_ENV, BRAIN_NODE_FLAGS } from '../brain-runtime';
 
 export async function health(conn: Connection, timeoutMs = 1000): Promise<HealthResponse | null> {
   try {
@@ -41,10 +42,10 @@ export async function startBrain(conn: Connection, opts: StartOptions, out: Node
   mkdirSync(conn.home, { recursive: true, mode: 0o700 });
   const log = join(conn.home, 'brain.log');
   const fd = openSync(log, 'a', 0o600);
-  const args = [process.argv[1] ?? 'svc', 'serve', '--home', conn.home];
+  const args = [...BRAIN_NODE_FLAGS, process.argv[1] ?? 'svc', 'serve', '--home', conn.home];
   if (opts.host) args.push('--host', opts.host);
   if (opts.port !== undefined) args.push('--port', String(opts.port));
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...BRAIN_ENV } });
   const child_ = { exited: null as number | null };
   child.on('exit', (code) => (child_.exited = code ?? 1));
   child.unref();
