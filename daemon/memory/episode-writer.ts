@@ -1,0 +1,130 @@
+// Episodes (spec 1.3): conversation summaries written automatically when a session ends or is
+// compacted. The caller awaits writeEpisode() BEFORE it drops any context: the promise resolves only
+// once the episode is durable, so compaction never loses what was said. When the configured (LLM)
+// summariser fails, the offline extractive one writes the episode instead of nothing.
+import type { ChatMessage } from '../providers/provider';
+import type { Episode, EpisodeReason } from '../../protocol/memory';
+import { contentWords } from './text-terms';
+
+export interface Summariser {
+  /** 'extractive', or the provider id of the LLM behind it (recorded on the episode). */
+  readonly id: string;
+  summarise(messages: readonly ChatMessage[]): Promise<string>;
+}
+
+export interface EpisodeInput {
+  sessionId: string | null;
+  summary: string;
+  reason: EpisodeReason;
+  summariser: string;
+  messageCount: number;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+/** Where episodes go (EpisodeRepository implements it); resolves after the commit. */
+export interface EpisodeSink {
+  addEpisode(input: EpisodeInput): Promise<Episode>;
+}
+
+export interface TranscriptSpan {
+  sessionId: string | null;
+  messages: readonly ChatMessage[];
+  reason: EpisodeReason;
+  /** Epoch ms of the first and last message, when the session tracks them. */
+  startedAt?: number;
+  endedAt?: number;
+}
+
+export interface EpisodeWriterDeps {
+  sink: EpisodeSink;
+  summariser: Summariser;
+  /** Used when `summariser` throws; defaults to the extractive summariser. */
+  fallback?: Summariser;
+  onFallback?: (err: unknown) => void;
+}
+
+/** Summarises a span of conversation and stores it; null when the span has nothing said in it. */
+export async function writeEpisode(deps: EpisodeWriterDeps, span: TranscriptSpan): Promise<Episode | null> {
+  const said = span.messages.filter((m) => (m.role === 'user' || m.role === 'assistant') && m.content.trim() !== '');
+  if (said.length === 0) return null;
+  let used = deps.summariser;
+  let summary: string;
+  try {
+    summary = (await deps.summariser.summarise(span.messages)).trim();
+    if (summary === '') throw new Error(`summariser ${deps.summariser.id} returned an empty summary`);
+  } catch (err) {
+    deps.onFallback?.(err);
+    used = deps.fallback ?? extractiveSummariser();
+    summary = (await used.summarise(span.messages)).trim();
+  }
+  return deps.sink.addEpisode({
+    sessionId: span.sessionId,
+    summary,
+    reason: span.reason,
+    summariser: used.id,
+    messageCount: span.messages.length,
+    startedAt: span.startedAt ?? null,
+    endedAt: span.endedAt ?? null,
+  });
+}
+
+const SENTENCE = /[^.!?\n]+[.!?]*/g;
+
+interface Sentence {
+  /** As it goes into the summary ("User: ..."). */
+  text: string;
+  /** As it was said, for scoring. */
+  body: string;
+  order: number;
+  score: number;
+}
+
+/**
+ * Offline summary: the sentences that carry the conversation's most frequent content words, in the
+ * order they were said, prefixed by who said them, within `maxChars`. Deterministic, no model.
+ */
+export function extractiveSummariser(opts: { maxChars?: number; maxSentences?: number } = {}): Summariser {
+  const maxChars = opts.maxChars ?? 600;
+  const maxSentences = opts.maxSentences ?? 5;
+  return {
+    id: 'extractive',
+    summarise: async (messages) => {
+      const sentences = splitSentences(messages);
+      if (sentences.length === 0) return '';
+      const freq = new Map<string, number>();
+      for (const s of sentences) for (const w of new Set(contentWords(s.body))) freq.set(w, (freq.get(w) ?? 0) + 1);
+      for (const s of sentences) {
+        const ws = contentWords(s.body);
+        s.score = ws.length === 0 ? 0 : ws.reduce((sum, w) => sum + (freq.get(w) ?? 0), 0) / Math.sqrt(ws.length);
+      }
+      // The opening user request frames the conversation; it is always kept.
+      const picked = new Set<Sentence>([sentences[0]!]);
+      for (const s of [...sentences].sort((a, b) => b.score - a.score || a.order - b.order)) {
+        if (picked.size >= maxSentences) break;
+        picked.add(s);
+      }
+      let out = '';
+      for (const s of [...picked].sort((a, b) => a.order - b.order)) {
+        const next = out === '' ? s.text : `${out} ${s.text}`;
+        if (next.length > maxChars) break;
+        out = next;
+      }
+      return out === '' ? sentences[0]!.text.slice(0, maxChars) : out;
+    },
+  };
+}
+
+function splitSentences(messages: readonly ChatMessage[]): Sentence[] {
+  const out: Sentence[] = [];
+  for (const m of messages) {
+    if (m.role !== 'user' && m.role !== 'assistant') continue;
+    const who = m.role === 'user' ? 'User' : 'Assistant';
+    for (const raw of m.content.match(SENTENCE) ?? []) {
+      const text = raw.trim();
+      if (contentWords(text).length === 0) continue;
+      out.push({ text: `${who}: ${/[.!?]$/.test(text) ? text : `${text}.`}`, body: text, order: out.length, score: 0 });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,38 @@
+// The memory facade the agent's tools and the HTTP routes call (spec 1.3, 4.4). It hides the tiers'
+// repositories, the search engine and the episode writer behind a handful of verbs.
+import type { ChatMessage } from '../providers/provider';
+import type { Episode, KnowledgeQuery, KnowledgeResult, Note, SearchResponse, Triple, TripleInput } from '../../protocol/memory';
+import type { TranscriptSpan } from './episode-writer';
+
+export interface RememberOptions {
+  /** Defaults to 'user'. The agent passes e.g. 'agent' or 'session:<id>'. */
+  source?: string;
+  tags?: string[];
+}
+
+export interface SearchOptions {
+  /** 1..50, default 10 (protocol/memory.ts LIMITS.search). */
+  limit?: number;
+  /** Stops waiting for the embedding provider (search then answers lexically, degraded). */
+  signal?: AbortSignal;
+}
+
+export interface MemoryService {
+  /** Stores a note; resolves once it is durable. */
+  remember(text: string, opts?: RememberOptions): Promise<Note>;
+  /** Hybrid search across notes, episodes and knowledge; empty results when nothing is relevant. */
+  search(q: string, opts?: SearchOptions): Promise<SearchResponse>;
+  /** Deletes a note, episode or triple by id (the id prefix names the tier). False when unknown. */
+  forget(id: string): Promise<boolean>;
+  /** Knowledge-graph query: filter on subject/predicate/object, then follow `depth` hops. */
+  knowledge(query: KnowledgeQuery): KnowledgeResult;
+  /** Adds facts; the same (subject, predicate, object) from another source merges into one triple. */
+  addTriples(triples: readonly TripleInput[], source: string): Promise<Triple[]>;
+  /**
+   * Summarises a finished (reason 'session_end') or compacted ('compaction') span of conversation and
+   * stores it as an episode. Await it before dropping the messages. Null when nothing was said.
+   */
+  recordEpisode(span: TranscriptSpan): Promise<Episode | null>;
+}
+
+export type { ChatMessage, TranscriptSpan };

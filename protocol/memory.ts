@@ -1,0 +1,189 @@
+// Memory wire shapes (spec 1.3, 2.9, 4.4). Spec 2.16 and 4.4 leave note, episode and knowledge payloads,
+// pagination and limits "not shown": the choices made here are documented in docs/memory.md.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const Iso = (description: string) => Type.String({ format: 'date-time', description });
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+export const Tier = Type.Union([Type.Literal('note'), Type.Literal('episode'), Type.Literal('knowledge')], {
+  description: 'Persistent memory tier an item lives in (working memory is per session and never searched globally)',
+});
+export type Tier = Static<typeof Tier>;
+
+/** Bounds of every `limit` query parameter (docs/memory.md). */
+export const LIMITS = {
+  search: { min: 1, max: 50, default: 10 },
+  page: { min: 1, max: 200, default: 50 },
+  knowledgeDepth: { min: 0, max: 3, default: 1 },
+  noteTextBytes: 32 * 1024,
+  tags: 16,
+  tagLength: 64,
+} as const;
+
+const Tags = Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.tagLength }), { maxItems: LIMITS.tags, default: [] });
+const Source = Type.String({ minLength: 1, maxLength: 200, description: 'Who or what produced it: user, agent, session:<id>, channel:<name>, ...' });
+
+// ── Notes ────────────────────────────────────────────────────────────────────────────────────────
+export const Note = Type.Object({
+  id: Type.String({ description: 'note_<time-sortable random>' }),
+  tier: Type.Literal('note'),
+  text: Type.String(),
+  source: Type.String(),
+  tags: Type.Array(Type.String()),
+  created_at: Iso('creation time, UTC'),
+  updated_at: Iso('last edit, UTC'),
+  recall: Type.Object({ count: Type.Integer({ minimum: 0 }), last_at: Nullable(Iso('last time it was returned by search')) }),
+});
+export type Note = Static<typeof Note>;
+
+export const NoteCreate = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: LIMITS.noteTextBytes }),
+    source: Type.Optional(Source),
+    tags: Type.Optional(Tags),
+  },
+  { additionalProperties: false },
+);
+export type NoteCreate = Static<typeof NoteCreate>;
+
+export const NoteUpdate = Type.Object(
+  {
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.noteTextBytes })),
+    tags: Type.Optional(Tags),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type NoteUpdate = Static<typeof NoteUpdate>;
+
+// ── Episodes ─────────────────────────────────────────────────────────────────────────────────────
+export const EpisodeReason = Type.Union([Type.Literal('session_end'), Type.Literal('compaction'), Type.Literal('manual')]);
+export type EpisodeReason = Static<typeof EpisodeReason>;
+
+export const Episode = Type.Object({
+  id: Type.String({ description: 'ep_<time-sortable random>' }),
+  tier: Type.Literal('episode'),
+  session_id: Nullable(Type.String()),
+  summary: Type.String(),
+  reason: EpisodeReason,
+  summariser: Type.String({ description: 'extractive, or the provider id of the LLM that wrote it' }),
+  message_count: Type.Integer({ minimum: 0 }),
+  started_at: Nullable(Iso('first message of the summarised span')),
+  ended_at: Nullable(Iso('last message of the summarised span')),
+  created_at: Iso('when the summary was written'),
+  recall: Note.properties.recall,
+});
+export type Episode = Static<typeof Episode>;
+
+export const PageQuery = Type.Object(
+  {
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page' })),
+    limit: Type.Optional(Type.Integer({ minimum: LIMITS.page.min, maximum: LIMITS.page.max, default: LIMITS.page.default })),
+  },
+  { additionalProperties: false },
+);
+export type PageQuery = Static<typeof PageQuery>;
+
+export const EpisodePage = Type.Object({
+  items: Type.Array(Episode),
+  next_cursor: Nullable(Type.String({ description: 'pass as ?cursor= for the next (older) page; null at the end' })),
+});
+export type EpisodePage = Static<typeof EpisodePage>;
+
+// ── Knowledge graph ──────────────────────────────────────────────────────────────────────────────
+export const TripleInput = Type.Object(
+  {
+    subject: Type.String({ minLength: 1, maxLength: 200 }),
+    predicate: Type.String({ minLength: 1, maxLength: 100 }),
+    object: Type.String({ minLength: 1, maxLength: 500 }),
+    confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.8 })),
+  },
+  { additionalProperties: false },
+);
+export type TripleInput = Static<typeof TripleInput>;
+
+export const Triple = Type.Object({
+  id: Type.String({ description: 'kg_<hash of normalised subject|predicate|object>: the same fact has the same id everywhere' }),
+  tier: Type.Literal('knowledge'),
+  subject: Type.String(),
+  predicate: Type.String(),
+  object: Type.String(),
+  confidence: Type.Number({ minimum: 0, maximum: 1, description: 'noisy-or of the confidences of its sources' }),
+  sources: Type.Array(Type.Object({ source: Type.String(), confidence: Type.Number(), at: Iso('when this source asserted it') })),
+  created_at: Iso('first assertion'),
+  updated_at: Iso('latest assertion or edit'),
+  recall: Note.properties.recall,
+});
+export type Triple = Static<typeof Triple>;
+
+export const TriplesCreate = Type.Object(
+  { triples: Type.Array(TripleInput, { minItems: 1, maxItems: 500 }), source: Source },
+  { additionalProperties: false },
+);
+export type TriplesCreate = Static<typeof TriplesCreate>;
+
+export const TripleUpdate = Type.Object(
+  { confidence: Type.Number({ minimum: 0, maximum: 1 }) },
+  { additionalProperties: false, description: 'Changing subject, predicate or object is a different fact: delete and add instead' },
+);
+export type TripleUpdate = Static<typeof TripleUpdate>;
+
+export const KnowledgeQuery = Type.Object(
+  {
+    subject: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    predicate: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    object: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    depth: Type.Optional(Type.Integer({ minimum: LIMITS.knowledgeDepth.min, maximum: LIMITS.knowledgeDepth.max, default: LIMITS.knowledgeDepth.default, description: 'hops followed from the matched triples through their objects and subjects' })),
+    limit: Type.Optional(Type.Integer({ minimum: LIMITS.page.min, maximum: LIMITS.page.max, default: LIMITS.page.default })),
+  },
+  { additionalProperties: false },
+);
+export type KnowledgeQuery = Static<typeof KnowledgeQuery>;
+
+export const KnowledgeResult = Type.Object({
+  triples: Type.Array(Type.Intersect([Triple, Type.Object({ hop: Type.Integer({ minimum: 0, description: '0 = matched the filter directly' }) })])),
+  truncated: Type.Boolean({ description: 'true when limit cut the traversal short' }),
+});
+export type KnowledgeResult = Static<typeof KnowledgeResult>;
+
+// ── Search (spec 2.9: id, timestamp, summary, relevance; plus tier and its own fields) ──────────────
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S' }),
+    limit: Type.Optional(Type.Integer({ minimum: LIMITS.search.min, maximum: LIMITS.search.max, default: LIMITS.search.default })),
+  },
+  { additionalProperties: false },
+);
+export type SearchQuery = Static<typeof SearchQuery>;
+
+export const SearchResultItem = Type.Object({
+  id: Type.String(),
+  timestamp: Iso('creation time of the item, UTC'),
+  summary: Type.String({ description: 'note text, episode summary, or "subject predicate object"' }),
+  relevance: Type.Number({ minimum: 0, maximum: 1, description: 'same meaning in every tier; below the floor nothing is returned' }),
+  tier: Tier,
+  signals: Type.Object({
+    lexical: Type.Number({ minimum: 0, maximum: 1, description: 'idf-weighted share of the query terms the item contains' }),
+    semantic: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'cosine similarity, null when vectors were not used' })),
+    decay: Type.Number({ minimum: 0, maximum: 1, description: 'retention weight from the forgetting curve (1 = fresh or recently recalled)' }),
+  }),
+});
+export type SearchResultItem = Static<typeof SearchResultItem>;
+
+export const Degraded = Type.Object({
+  component: Type.Literal('embeddings'),
+  reason: Type.String({ description: 'timeout, unreachable, http_<status>, bad_response, ...' }),
+});
+export type Degraded = Static<typeof Degraded>;
+
+export const SearchResponse = Type.Object({
+  results: Type.Array(SearchResultItem),
+  mode: Type.Union([Type.Literal('hybrid'), Type.Literal('lexical')], { description: 'lexical when no embedding provider is configured or it failed' }),
+  degraded: Nullable(Degraded),
+});
+export type SearchResponse = Static<typeof SearchResponse>;
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+export type IdParams = Static<typeof IdParams>;
+
+export const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
+export type Deleted = Static<typeof Deleted>;
