@@ -23,6 +23,17 @@ export interface SqliteStoreOptions {
 
 export class MigrationError extends Error {}
 
+/**
+ * The library resets a statement only inside its own (untyped) `_reset`, before binding. Its return
+ * value repeats the statement's last error, which the caller has already seen, so it is not checked.
+ * If an upgrade removes it, this throws on first use instead of silently keeping locks.
+ */
+function resetStatement(st: Statement): void {
+  const reset = (st as unknown as { _reset?: () => boolean })._reset;
+  if (typeof reset !== 'function') throw new Error('node-sqlite3-wasm Statement._reset is missing; see resetStatement in daemon/store/sqlite-store.ts');
+  reset.call(st);
+}
+
 export class SqliteStore implements Store {
   private readonly db: sqlite.Database;
   private readonly statements = new Map<string, Statement>();
@@ -56,16 +67,32 @@ export class SqliteStore implements Store {
     return params as unknown as sqlite.BindValues | undefined;
   }
 
+  /**
+   * Every use of a cached statement ends with a reset. node-sqlite3-wasm does not reset after `get`
+   * (one row read, the statement stays active) nor after an error: an active SELECT keeps its read
+   * lock — the `<db>.lock` directory, which shuts every other connection out and is what a kill -9
+   * leaves behind — and a failed statement makes the next use of the same SQL fail with "Could not
+   * reset statement prior to binding new values" (test/daemon/store/sqlite-store.test.ts).
+   */
+  private use<R>(sql: string, fn: (st: Statement) => R): R {
+    const st = this.statement(sql);
+    try {
+      return fn(st);
+    } finally {
+      resetStatement(st);
+    }
+  }
+
   run(sql: string, params?: SqlParams): RunResult {
-    return this.statement(sql).run(SqliteStore.bind(params));
+    return this.use(sql, (st) => st.run(SqliteStore.bind(params)));
   }
 
   get<T extends object>(sql: string, params?: SqlParams): T | undefined {
-    return (this.statement(sql).get(SqliteStore.bind(params)) ?? undefined) as T | undefined;
+    return this.use(sql, (st) => (st.get(SqliteStore.bind(params)) ?? undefined) as T | undefined);
   }
 
   all<T extends object>(sql: string, params?: SqlParams): T[] {
-    return this.statement(sql).all(SqliteStore.bind(params)) as T[];
+    return this.use(sql, (st) => st.all(SqliteStore.bind(params)) as T[]);
   }
 
   write<T>(fn: (db: Db) => T): Promise<T> {
