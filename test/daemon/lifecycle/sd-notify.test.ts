@@ -1,0 +1,88 @@
+// createNotifier against a real AF_UNIX datagram socket (socat) through the real systemd-notify
+// binary: what systemd would receive for Type=notify with WatchdogSec= (sd_notify(3), STYLE.md 13).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino, type Logger } from 'pino';
+import { createNotifier } from '../../../daemon/lifecycle/sd-notify';
+import { listenNotify, type NotifySocket } from '../../helpers/notify-socket';
+
+function capturingLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  return { logger: pino({ level: 'debug' }, { write: (s: string) => void lines.push(s) }), lines };
+}
+
+async function socketIn(t: { after(fn: () => unknown): void }): Promise<NotifySocket> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-notify-'));
+  const sock = await listenNotify(dir);
+  t.after(async () => {
+    await sock.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return sock;
+}
+
+test('ready() sends READY=1 with MAINPID and a status line to $NOTIFY_SOCKET', async (t) => {
+  const sock = await socketIn(t);
+  const { logger, lines } = capturingLogger();
+  const notifier = createNotifier({ NOTIFY_SOCKET: sock.path }, logger);
+  t.after(() => notifier.stop());
+  notifier.ready();
+  const datagram = await sock.waitFor('READY=1');
+  assert.ok(datagram.includes(`MAINPID=${process.pid}`), JSON.stringify(datagram));
+  assert.ok(datagram.includes('STATUS=serving'), JSON.stringify(datagram));
+  assert.deepEqual(lines, [], 'nothing is logged when systemd-notify works');
+});
+
+test('startWatchdog() pings WATCHDOG=1 when $WATCHDOG_USEC is set; stopping() sends STOPPING=1', async (t) => {
+  const sock = await socketIn(t);
+  // 3 s watchdog: pings every second (a third of the interval, never faster than 1 s).
+  const notifier = createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: '3000000' }, capturingLogger().logger);
+  t.after(() => notifier.stop());
+  notifier.startWatchdog();
+  await sock.waitFor('WATCHDOG=1', 10_000);
+  notifier.stopping();
+  const stopping = await sock.waitFor('STOPPING=1');
+  assert.ok(stopping.includes('STATUS=stopping'), JSON.stringify(stopping));
+});
+
+test('no watchdog pings without a valid $WATCHDOG_USEC, and no messages at all without $NOTIFY_SOCKET', async (t) => {
+  const sock = await socketIn(t);
+  const quiet = [
+    createNotifier({ NOTIFY_SOCKET: sock.path }, capturingLogger().logger),
+    createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: 'soon' }, capturingLogger().logger),
+    createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: '0' }, capturingLogger().logger),
+  ];
+  const unset = createNotifier({}, capturingLogger().logger);
+  t.after(() => [...quiet, unset].forEach((n) => n.stop()));
+  for (const n of quiet) n.startWatchdog();
+  unset.startWatchdog();
+  unset.ready();
+  unset.stopping();
+  // Long enough for a watchdog tick (never faster than 1 s); then a marker proves the socket listened.
+  await new Promise((r) => setTimeout(r, 1500));
+  createNotifier({ NOTIFY_SOCKET: sock.path }, capturingLogger().logger).stopping();
+  await sock.waitFor('STOPPING=1');
+  const lines = sock.datagrams().flat();
+  assert.ok(!lines.includes('WATCHDOG=1'), JSON.stringify(lines));
+  assert.ok(!lines.includes('READY=1'), JSON.stringify(lines));
+});
+
+test('a missing systemd-notify binary is logged once and then left alone, never thrown', async (t) => {
+  const sock = await socketIn(t);
+  const { logger, lines } = capturingLogger();
+  const notifier = createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: '3000000' }, logger, '/nonexistent/systemd-notify');
+  t.after(() => notifier.stop());
+  notifier.ready();
+  for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  notifier.stopping();
+  notifier.startWatchdog();
+  await new Promise((r) => setTimeout(r, 1200));
+  assert.equal(lines.length, 1, lines.join(''));
+  const entry = JSON.parse(lines[0]!) as { level: number; msg: string };
+  assert.equal(entry.level, 40);
+  assert.match(entry.msg, /cannot notify systemd/);
+  assert.deepEqual(sock.datagrams(), []);
+});
