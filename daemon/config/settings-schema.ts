@@ -2,11 +2,27 @@
 // descriptions live here; docs/configuration.md is written from the same facts. Unknown keys are
 // refused so a typo is reported instead of silently ignored.
 import { Type, type Static, type TBoolean, type TObject, type TProperties } from '@sinclair/typebox';
+import { PROVIDER_ID_PATTERN } from '../../protocol/providers';
 
 const section = <T extends TProperties>(properties: T, description: string): TObject<T> =>
   Type.Object(properties, { additionalProperties: false, default: {}, description });
 
 const Bool = (d: boolean, description: string): TBoolean => Type.Boolean({ default: d, description });
+
+const Ms = (d: number, description: string) => Type.Integer({ minimum: 0, default: d, description });
+
+const ProviderEntry = Type.Object(
+  {
+    id: Type.String({ pattern: PROVIDER_ID_PATTERN, description: 'Stable id: metrics label, vault key prefix, CLI argument' }),
+    kind: Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('local')], { description: 'openai also covers Ollama, llama.cpp, vLLM, LM Studio' }),
+    base_url: Type.Optional(Type.String({ description: 'API base URL, e.g. http://127.0.0.1:11434/v1 for Ollama' })),
+    model: Type.Optional(Type.String({ description: 'Default model (svc models pin overrides)' })),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 100, description: 'First-token timeout for this provider' })),
+    keyless: Type.Optional(Type.Boolean({ description: 'The server needs no API key (a local Ollama or llama.cpp)' })),
+  },
+  { additionalProperties: false },
+);
+export type ProviderEntry = Static<typeof ProviderEntry>;
 
 export const SettingsSchema = Type.Object(
   {
@@ -47,6 +63,30 @@ export const SettingsSchema = Type.Object(
       'Storage (docs/storage.md)',
     ),
     sync: section({ disabled: Bool(false, 'Intentionally single-node (SVC_SYNC_DISABLED=1)') }, 'Federated memory sync'),
+    providers: section(
+      {
+        chain: Type.Array(ProviderEntry, {
+          default: [{ id: 'local', kind: 'local' }],
+          description: 'Ordered failover chain: the first provider that answers wins (docs/providers.md)',
+        }),
+        first_token_timeout_ms: Type.Integer({ minimum: 100, default: 30_000, description: 'Give up on a provider that has sent nothing for this long after the request' }),
+        idle_timeout_ms: Type.Integer({ minimum: 100, default: 30_000, description: 'Give up on a stream that stalls this long between chunks' }),
+        cooldown: section(
+          {
+            rate_limit_ms: Ms(60_000, 'Rate limit without Retry-After (a Retry-After header is honoured instead)'),
+            overloaded_ms: Ms(30_000, 'Provider overloaded (529/503)'),
+            timeout_ms: Ms(30_000, 'Provider timed out or stalled'),
+            network_ms: Ms(15_000, 'Provider unreachable'),
+            unknown_ms: Ms(30_000, 'Other server errors (5xx, 404)'),
+            auth_ms: Ms(86_400_000, 'Key refused (401/403): disabled until `svc key recover` or this long'),
+            billing_ms: Ms(86_400_000, 'Key out of credit (402, insufficient_quota): disabled until `svc key recover` or this long'),
+            max_ms: Ms(3_600_000, 'Cap for repeated failures (each consecutive failure doubles the cooldown)'),
+          },
+          'Cooldowns per error class; bad requests and context overflows never cool down',
+        ),
+      },
+      'LLM providers and their failover chain (spec 1.1, docs/providers.md)',
+    ),
     webhooks: section(
       {
         allowed_ips: Type.Array(Type.String(), { default: [], description: 'IP allowlist for webhook callers, CIDR or address (SVC_WEBHOOK_ALLOWED_IPS)' }),

@@ -1,0 +1,143 @@
+// The failover chain (spec 1.1 "route to an LLM provider through a multi-provider interface"): itself
+// a Provider. It walks the configured providers in order and, inside each, its labelled keys in label
+// order, skipping whatever is cooling down. A failure is classified (error-classifier.ts), puts the
+// key or the provider aside (cooldown-policy.ts, persisted by provider-state.ts) and moves on:
+//   key-scoped classes (rate_limit, auth, billing)  → next key of the same provider, then next provider
+//   provider-scoped (overloaded, timeout, network, unknown) → next provider
+//   context_overflow → next provider (it may have a larger window), no cooldown
+//   bad_request → thrown at once: the request itself is wrong and would fail everywhere
+// Output is never duplicated: a provider that fails after it yielded its first event is not replaced;
+// the error reaches the caller after the partial output (docs/providers.md "Failover and streaming").
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics';
+import { ChainExhaustedError, ProviderError, type ChatEvent, type ChatRequest, type Provider, type ProviderErrorClass } from './provider';
+import { KEY_SCOPED, NO_FAILOVER } from './error-classifier';
+import { cooldownMs, type CooldownSettings } from './cooldown-policy';
+import type { CooldownTarget, ProviderState } from './provider-state';
+
+/** One usable key of a provider (label null: keyless server or the embedded local provider). */
+export interface ChainSlot {
+  label: string | null;
+  provider: Provider;
+}
+
+export interface ChainMember {
+  id: string;
+  kind: Provider['kind'];
+  slots: readonly ChainSlot[];
+  /** Why the member has no slots (no key stored, local provider not built in), shown in attempts. */
+  unavailable?: { errorClass: ProviderErrorClass; message: string };
+}
+
+export interface ChainDeps {
+  /** The current members; asked once per call so key changes apply to the next turn. */
+  members: () => readonly ChainMember[];
+  state: ProviderState;
+  cooldowns: CooldownSettings;
+  metrics: Pick<Metrics, 'llm429' | 'failoverChainExhausted'>;
+  logger?: Logger;
+  now?: () => number;
+}
+
+type Attempt = ChainExhaustedError['attempts'][number];
+type Outcome = { kind: 'done' } | { kind: 'next_key' | 'next_provider'; attempt: Attempt };
+
+export class FailoverChain implements Provider {
+  readonly id = 'chain';
+  readonly kind = 'chain' as const;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: ChainDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async *chat(request: ChatRequest): AsyncIterable<ChatEvent> {
+    const attempts: Attempt[] = [];
+    for (const member of this.deps.members()) {
+      if (this.deps.state.coolingDown({ provider: member.id, label: null }, this.now())) {
+        attempts.push({ provider: member.id, errorClass: 'cooldown', message: this.cooldownMessage({ provider: member.id, label: null }) });
+        continue;
+      }
+      if (member.slots.length === 0) {
+        attempts.push({ provider: member.id, ...(member.unavailable ?? { errorClass: 'unknown', message: 'no usable provider' }) });
+        continue;
+      }
+      let tried = false;
+      for (const slot of member.slots) {
+        if (slot.label !== null && this.deps.state.coolingDown({ provider: member.id, label: slot.label }, this.now())) continue;
+        tried = true;
+        const outcome: Outcome = yield* this.attempt(member, slot, request);
+        if (outcome.kind === 'done') return;
+        attempts.push(outcome.attempt);
+        if (outcome.kind === 'next_provider') break;
+      }
+      if (!tried) attempts.push({ provider: member.id, errorClass: 'cooldown', message: 'every key is cooling down' });
+    }
+    this.deps.metrics.failoverChainExhausted();
+    throw new ChainExhaustedError(attempts);
+  }
+
+  /** One try of one key; yields its events; tells the walk what to do next or throws. */
+  private async *attempt(member: ChainMember, slot: ChainSlot, request: ChatRequest): AsyncGenerator<ChatEvent, Outcome> {
+    let started = false;
+    try {
+      for await (const event of slot.provider.chat(request)) {
+        started = true;
+        yield event;
+      }
+    } catch (err) {
+      if (request.signal?.aborted) throw err;
+      const failure = this.asProviderError(err, member.id, slot.label);
+      await this.recordFailure(member.id, slot.label, failure);
+      // Something already reached the caller: a second provider would repeat or contradict it.
+      if (started || NO_FAILOVER.has(failure.errorClass)) throw failure;
+      const keyScoped = KEY_SCOPED.has(failure.errorClass) && slot.label !== null;
+      return { kind: keyScoped ? 'next_key' : 'next_provider', attempt: { provider: member.id, errorClass: failure.errorClass, message: failure.message } };
+    }
+    await this.deps.state.reset([
+      { provider: member.id, label: null },
+      ...(slot.label === null ? [] : [{ provider: member.id, label: slot.label }]),
+    ]);
+    return { kind: 'done' };
+  }
+
+  private asProviderError(err: unknown, provider: string, label: string | null): ProviderError {
+    if (err instanceof ProviderError) return err;
+    // A provider that throws something else has a bug; it is logged loudly and treated as a failure
+    // of that provider so the user still gets an answer from the next one.
+    this.deps.logger?.error({ err, provider }, 'provider threw a non-ProviderError');
+    return new ProviderError('unknown', err instanceof Error ? err.message : String(err), provider, label === null ? {} : { keyLabel: label });
+  }
+
+  private async recordFailure(provider: string, label: string | null, failure: ProviderError): Promise<void> {
+    if (failure.errorClass === 'rate_limit' || failure.opts.status === 429) this.deps.metrics.llm429(provider);
+    const target: CooldownTarget = { provider, label: KEY_SCOPED.has(failure.errorClass) ? label : null };
+    const strikes = (this.deps.state.cooldown(target)?.strikes ?? 0) + 1;
+    const ms = cooldownMs(failure.errorClass, strikes, failure.opts.retryAfterMs, this.deps.cooldowns);
+    this.deps.logger?.warn({ provider, key: label, error_class: failure.errorClass, status: failure.opts.status, cooldown_ms: ms }, `provider failed: ${failure.message}`);
+    if (ms === 0) return;
+    const now = this.now();
+    await this.deps.state.put({ ...target, errorClass: failure.errorClass, untilMs: now + ms, strikes, message: failure.message }, now);
+  }
+
+  private cooldownMessage(t: CooldownTarget): string {
+    const c = this.deps.state.cooldown(t);
+    return c ? `cooling down after ${c.errorClass} for ${Math.ceil((c.untilMs - this.now()) / 1000)} s more` : 'cooling down';
+  }
+
+  /** Models of every member that answers, as "<provider>/<model>". */
+  async listModels(signal?: AbortSignal): Promise<string[]> {
+    const out: string[] = [];
+    for (const member of this.deps.members()) {
+      const slot = member.slots[0];
+      if (!slot) continue;
+      try {
+        for (const m of await slot.provider.listModels(signal)) out.push(`${member.id}/${m}`);
+      } catch (err) {
+        if (!(err instanceof ProviderError)) throw err;
+        this.deps.logger?.info({ provider: member.id, error_class: err.errorClass }, 'model list unavailable');
+      }
+    }
+    return out;
+  }
+}
