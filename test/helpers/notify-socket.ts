@@ -51,7 +51,7 @@ export async function listenNotify(dir: string): Promise<NotifySocket> {
   const child = spawn('socat', ['-v', '-u', `UNIX-RECV:${path}`, '/dev/null'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let raw = Buffer.alloc(0);
   const listeners = new Set<() => void>();
-  child.stderr!.on('data', (d: Buffer) => {
+  child.stderr.on('data', (d: Buffer) => {
     raw = Buffer.concat([raw, d]);
     for (const l of listeners) l();
   });

@@ -24,7 +24,7 @@ async function socketIn(t: { after(fn: () => unknown): void }): Promise<NotifySo
   return sock;
 }
 
-test('ready() sends READY=1 with MAINPID and a status line to $NOTIFY_SOCKET', async (t) => {
+void test('ready() sends READY=1 with MAINPID and a status line to $NOTIFY_SOCKET', async (t) => {
   const sock = await socketIn(t);
   const { logger, lines } = capturingLogger();
   const notifier = createNotifier({ NOTIFY_SOCKET: sock.path }, logger);
@@ -36,7 +36,7 @@ test('ready() sends READY=1 with MAINPID and a status line to $NOTIFY_SOCKET', a
   assert.deepEqual(lines, [], 'nothing is logged when systemd-notify works');
 });
 
-test('startWatchdog() pings WATCHDOG=1 when $WATCHDOG_USEC is set; stopping() sends STOPPING=1', async (t) => {
+void test('startWatchdog() pings WATCHDOG=1 when $WATCHDOG_USEC is set; stopping() sends STOPPING=1', async (t) => {
   const sock = await socketIn(t);
   // 3 s watchdog: pings every second (a third of the interval, never faster than 1 s).
   const notifier = createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: '3000000' }, capturingLogger().logger);
@@ -48,7 +48,7 @@ test('startWatchdog() pings WATCHDOG=1 when $WATCHDOG_USEC is set; stopping() se
   assert.ok(stopping.includes('STATUS=stopping'), JSON.stringify(stopping));
 });
 
-test('no watchdog pings without a valid $WATCHDOG_USEC, and no messages at all without $NOTIFY_SOCKET', async (t) => {
+void test('no watchdog pings without a valid $WATCHDOG_USEC, and no messages at all without $NOTIFY_SOCKET', async (t) => {
   const sock = await socketIn(t);
   const quiet = [
     createNotifier({ NOTIFY_SOCKET: sock.path }, capturingLogger().logger),
@@ -70,7 +70,7 @@ test('no watchdog pings without a valid $WATCHDOG_USEC, and no messages at all w
   assert.ok(!lines.includes('READY=1'), JSON.stringify(lines));
 });
 
-test('a missing systemd-notify binary is logged once and then left alone, never thrown', async (t) => {
+void test('a missing systemd-notify binary is logged once and then left alone, never thrown', async (t) => {
   const sock = await socketIn(t);
   const { logger, lines } = capturingLogger();
   const notifier = createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: '3000000' }, logger, '/nonexistent/systemd-notify');
