@@ -4,7 +4,14 @@
 //
 // The pid file records the pid and the process start time (/proc/<pid>/stat field 22), so a pid that
 // the kernel reused for an unrelated process is recognised as stale.
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, rmSync, unlinkSync, writeSync, fsyncSync } from 'node:fs';
+//
+// Creating the pid file ('wx') is atomic, but replacing a stale one is not: two starters that both saw
+// the same stale file could each remove it, and the slower one would delete the faster one's fresh
+// lock (measured: 2 of 4 racing processes "won"; test/daemon/store/instance-lock.test.ts). So only the
+// process holding the `brain.pid.takeover` directory (mkdir is atomic) may remove a pid file, after
+// re-reading it there. A takeover directory older than TAKEOVER_ABANDONED_MS belonged to a starter
+// killed mid-takeover (a window of microseconds) and is removed.
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export class InstanceLockedError extends Error {
@@ -42,14 +49,24 @@ export interface LockInfo {
   start?: string;
 }
 
-export function readLock(file: string): LockInfo | null {
+/** The pid file's text, or null when there is none. */
+function readContent(file: string): string | null {
   try {
-    const [pid, start] = readFileSync(file, 'utf8').trim().split('\n');
-    const n = Number(pid);
-    return Number.isInteger(n) && n > 0 ? { pid: n, ...(start ? { start } : {}) } : null;
-  } catch {
-    return null;
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
   }
+}
+
+function parseLock(content: string | null): LockInfo | null {
+  const [pid, start] = (content ?? '').trim().split('\n');
+  const n = Number(pid);
+  return Number.isInteger(n) && n > 0 ? { pid: n, ...(start ? { start } : {}) } : null;
+}
+
+export function readLock(file: string): LockInfo | null {
+  return parseLock(readContent(file));
 }
 
 /** Pid of the live brain holding $SVC_HOME, or null. */
@@ -58,32 +75,83 @@ export function lockOwner(home: string): number | null {
   return info && isAlive(info.pid, info.start) ? info.pid : null;
 }
 
+const TAKEOVER_ABANDONED_MS = 2000;
+const TAKEOVER_ATTEMPTS = 400;
+
+const sleepSync = (ms: number): void => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+};
+
 export class InstanceLock {
   private held = false;
   readonly file: string;
+  private readonly takeoverDir: string;
 
   constructor(readonly home: string) {
     this.file = join(home, 'brain.pid');
+    this.takeoverDir = `${this.file}.takeover`;
   }
 
   /** Takes the lock or throws InstanceLockedError. Returns true when a stale lock was taken over. */
   acquire(): boolean {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        const fd = openSync(this.file, 'wx', 0o644);
-        writeSync(fd, `${process.pid}\n${startTime(process.pid) ?? ''}\n`);
-        fsyncSync(fd);
-        closeSync(fd);
+    let tookOver = false;
+    for (let attempt = 0; attempt < TAKEOVER_ATTEMPTS; attempt++) {
+      if (this.create()) {
         this.held = true;
-        return attempt > 0;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        return tookOver;
       }
-      const info = readLock(this.file);
+      const content = readContent(this.file);
+      if (content === null) continue; // removed meanwhile: try to create it again
+      const info = parseLock(content);
       if (info && info.pid !== process.pid && isAlive(info.pid, info.start)) throw new InstanceLockedError(info.pid, this.home);
-      rmSync(this.file, { force: true });
+      if (this.removeStale(content)) tookOver = true;
+      else sleepSync(5); // another starter is taking over; see who wins
     }
-    throw new Error(`could not take ${this.file}`);
+    throw new Error(`could not take ${this.file}: another process keeps taking over ${this.takeoverDir}`);
+  }
+
+  /**
+   * Atomically creates the complete pid file; false when one exists. The content is written to a
+   * private file first and linked into place, so nobody ever reads a created-but-empty pid file
+   * (which would look stale).
+   */
+  private create(): boolean {
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${process.pid}\n${startTime(process.pid) ?? ''}\n`, { mode: 0o644, flush: true });
+    try {
+      linkSync(tmp, this.file);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    } finally {
+      unlinkSync(tmp);
+    }
+  }
+
+  /**
+   * Removes the pid file if it still reads exactly `stale`, under the takeover directory; false when
+   * another starter holds the directory or got there first. While the file exists nobody can create
+   * one, and only the takeover holder removes a file it does not own, so the check and the removal
+   * cannot be separated by another starter.
+   */
+  private removeStale(stale: string): boolean {
+    try {
+      mkdirSync(this.takeoverDir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const since = statSync(this.takeoverDir, { throwIfNoEntry: false })?.mtimeMs;
+      if (since !== undefined && Date.now() - since > TAKEOVER_ABANDONED_MS) rmSync(this.takeoverDir, { recursive: true, force: true });
+      return false;
+    }
+    try {
+      // Re-read under the takeover lock: a starter that got here first may have replaced it already.
+      if (readContent(this.file) !== stale) return false;
+      rmSync(this.file, { force: true });
+      return true;
+    } finally {
+      rmSync(this.takeoverDir, { recursive: true, force: true });
+    }
   }
 
   /** With the lock held, removes `<db>.lock` directories left by a killed brain. */
