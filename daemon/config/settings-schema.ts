@@ -87,6 +87,30 @@ export const SettingsSchema = Type.Object(
       },
       'LLM providers and their failover chain (spec 1.1, docs/providers.md)',
     ),
+    agent: section(
+      {
+        max_tool_steps: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'Tool calls one turn may run at most; then the model must answer' }),
+        history_messages: Type.Integer({ minimum: 0, maximum: 400, default: 20, description: 'Earlier messages of the session given to the model each turn' }),
+        max_sessions: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000, description: 'Open sessions at most; opening one more is refused' }),
+        max_queued_turns: Type.Integer({ minimum: 1, maximum: 1000, default: 8, description: 'Turns waiting in one session at most; more get BUSY' }),
+        session_idle_minutes: Type.Integer({ minimum: 1, maximum: 10_080, default: 30, description: 'A session with no client and no turn for this long ends (its episode is written)' }),
+        router: section(
+          {
+            enabled: Bool(true, 'Route turns to specialists (health, home, research, creative, general)'),
+            learn_from_corrections: Bool(true, 'Store routing corrections ("that was a home question") and use them next time'),
+          },
+          'Multi-agent router (spec 1.2, docs/agent.md)',
+        ),
+        websocket: section(
+          {
+            heartbeat_ms: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000, description: 'Ping interval on /v1/session; a peer silent for two intervals is dropped' }),
+            max_buffered_bytes: Type.Integer({ minimum: 16 * 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Unsent bytes a slow client may accumulate before it is disconnected' }),
+          },
+          'WebSocket sessions (docs/protocol.md)',
+        ),
+      },
+      'Agent turn loop and sessions (docs/agent.md)',
+    ),
     webhooks: section(
       {
         allowed_ips: Type.Array(Type.String(), { default: [], description: 'IP allowlist for webhook callers, CIDR or address (SVC_WEBHOOK_ALLOWED_IPS)' }),
