@@ -140,7 +140,7 @@ export const KnowledgeQuery = Type.Object(
 export type KnowledgeQuery = Static<typeof KnowledgeQuery>;
 
 export const KnowledgeResult = Type.Object({
-  triples: Type.Array(Type.Intersect([Triple, Type.Object({ hop: Type.Integer({ minimum: 0, description: '0 = matched the filter directly' }) })])),
+  triples: Type.Array(Type.Composite([Triple, Type.Object({ hop: Type.Integer({ minimum: 0, description: '0 = matched the filter directly' }) })])),
   truncated: Type.Boolean({ description: 'true when limit cut the traversal short' }),
 });
 export type KnowledgeResult = Static<typeof KnowledgeResult>;

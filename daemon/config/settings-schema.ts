@@ -62,6 +62,44 @@ export const SettingsSchema = Type.Object(
       },
       'Storage (docs/storage.md)',
     ),
+    memory: section(
+      {
+        embeddings: section(
+          {
+            base_url: Type.Optional(Type.String({ description: 'OpenAI-compatible server with /v1/embeddings (OpenAI, Ollama http://127.0.0.1:11434/v1, llama.cpp); unset = lexical search only' })),
+            model: Type.String({ default: 'nomic-embed-text', description: 'Embedding model name; changing it re-embeds every item in the background' }),
+            api_key: Type.Optional(Type.String({ description: 'Name of the key in the vault namespace `providers` (never the key itself)' })),
+            min_similarity: Type.Number({ minimum: 0, maximum: 0.99, default: 0.3, description: 'Cosine at which two texts count as unrelated for this model' }),
+            query_timeout_ms: Type.Integer({ minimum: 20, maximum: 10_000, default: 300, description: 'Search answers lexically (degraded) when the query embedding takes longer' }),
+          },
+          'Vector similarity for hybrid search (docs/memory.md)',
+        ),
+        search: section(
+          {
+            relevance_floor: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: 'Below this fused match score nothing is returned' }),
+            recency_weight: Type.Number({ minimum: 0, maximum: 0.5, default: 0.1, description: 'Share of relevance that favours recent items' }),
+          },
+          'Memory search ranking',
+        ),
+        decay: section(
+          {
+            enabled: Bool(true, 'Unrecalled memories lose ranking weight (never deleted)'),
+            half_life_days: Type.Number({ minimum: 1, maximum: 36500, default: 90, description: 'Retention halves after this long without recall' }),
+            rehearsal_factor: Type.Number({ minimum: 1, maximum: 10, default: 2, description: 'Each recall multiplies the half-life by this' }),
+            weight: Type.Number({ minimum: 0, maximum: 1, default: 0.3, description: 'Largest share of relevance decay can take away' }),
+          },
+          'Forgetting curve defaults (svc memory decay --set overrides at run time)',
+        ),
+        working: section(
+          {
+            max_items: Type.Integer({ minimum: 1, maximum: 100_000, default: 256, description: 'Items per session' }),
+            max_bytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 256 * 1024, description: 'Bytes per session' }),
+          },
+          'Working memory (per session, in RAM)',
+        ),
+      },
+      'Memory (spec 1.3, docs/memory.md)',
+    ),
     sync: section({ disabled: Bool(false, 'Intentionally single-node (SVC_SYNC_DISABLED=1)') }, 'Federated memory sync'),
     providers: section(
       {

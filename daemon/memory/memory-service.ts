@@ -2,7 +2,13 @@
 // repositories, the search engine and the episode writer behind a handful of verbs.
 import type { ChatMessage } from '../providers/provider';
 import type { Episode, KnowledgeQuery, KnowledgeResult, Note, SearchResponse, Triple, TripleInput } from '../../protocol/memory';
-import type { TranscriptSpan } from './episode-writer';
+import { LIMITS } from '../../protocol/memory';
+import { writeEpisode, type Summariser, type TranscriptSpan } from './episode-writer';
+import type { EpisodeRepository } from './episode-repository';
+import { tierOf } from './ids';
+import type { KnowledgeGraph } from './knowledge-graph';
+import type { MemorySearch } from './memory-search';
+import type { NoteRepository } from './note-repository';
 
 export interface RememberOptions {
   /** Defaults to 'user'. The agent passes e.g. 'agent' or 'session:<id>'. */
@@ -36,3 +42,51 @@ export interface MemoryService {
 }
 
 export type { ChatMessage, TranscriptSpan };
+
+export interface MemoryParts {
+  notes: NoteRepository;
+  episodes: EpisodeRepository;
+  knowledge: KnowledgeGraph;
+  search: MemorySearch;
+  /** The configured episode summariser (an LLM-backed one from the agent, or extractive offline). */
+  summariser: Summariser;
+  onSummariserFallback?: (err: unknown) => void;
+}
+
+/** The concrete facade over the tiers (constructed in daemon/main.ts by createMemory()). */
+export class Memory implements MemoryService {
+  constructor(readonly parts: MemoryParts) {}
+
+  remember(text: string, opts: RememberOptions = {}): Promise<Note> {
+    return this.parts.notes.add({ text, source: opts.source, tags: opts.tags });
+  }
+
+  search(q: string, opts: SearchOptions = {}): Promise<SearchResponse> {
+    return this.parts.search.search(q, { limit: Math.max(LIMITS.search.min, Math.min(LIMITS.search.max, opts.limit ?? LIMITS.search.default)), signal: opts.signal });
+  }
+
+  async forget(id: string): Promise<boolean> {
+    switch (tierOf(id)) {
+      case 'note':
+        return this.parts.notes.delete(id);
+      case 'episode':
+        return this.parts.episodes.delete(id);
+      case 'knowledge':
+        return this.parts.knowledge.delete(id);
+      default:
+        return false;
+    }
+  }
+
+  knowledge(query: KnowledgeQuery): KnowledgeResult {
+    return this.parts.knowledge.query(query);
+  }
+
+  addTriples(triples: readonly TripleInput[], source: string): Promise<Triple[]> {
+    return this.parts.knowledge.add(triples, source);
+  }
+
+  recordEpisode(span: TranscriptSpan): Promise<Episode | null> {
+    return writeEpisode({ sink: this.parts.episodes, summariser: this.parts.summariser, ...(this.parts.onSummariserFallback ? { onFallback: this.parts.onSummariserFallback } : {}) }, span);
+  }
+}

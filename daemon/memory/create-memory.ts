@@ -1,0 +1,87 @@
+// Builds the memory capability from the store and the `memory` settings section: migrations, tiers,
+// search, background embedding, recall flushing. daemon/main.ts calls it; tests call it with a temp
+// store and, for the vector path, an embedder pointed at a loopback server.
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings-schema';
+import type { Part } from '../lifecycle/parts';
+import type { Store } from '../store/store';
+import { DecayStore, RecallTracker } from './decay';
+import { OpenAiEmbedder, type Embedder } from './embedder';
+import { EmbeddingIndexer } from './embedding-indexer';
+import { EpisodeRepository } from './episode-repository';
+import { extractiveSummariser, type Summariser } from './episode-writer';
+import { KnowledgeGraph } from './knowledge-graph';
+import { MemoryEvents } from './memory-events';
+import { MEMORY_MIGRATIONS } from './memory-schema';
+import { DEFAULT_TUNING, MemorySearch } from './memory-search';
+import { Memory } from './memory-service';
+import { NoteRepository } from './note-repository';
+import { TermStats } from './term-stats';
+import { VectorIndex } from './vector-index';
+import { WorkingMemoryRegistry } from './working-memory';
+
+export type MemorySettings = Settings['memory'];
+
+export interface MemoryDeps {
+  store: Store;
+  settings: MemorySettings;
+  logger: Logger;
+  /** The embedding API key, read by the caller from the vault (namespace `providers`). */
+  embeddingApiKey?: string | undefined;
+  /** Overrides the OpenAI-compatible embedder built from settings (tests). */
+  embedder?: Embedder;
+  summariser?: Summariser;
+  clock?: () => number;
+}
+
+export interface MemoryCapability {
+  memory: Memory;
+  working: WorkingMemoryRegistry;
+  decay: DecayStore;
+  stats: TermStats;
+  recalls: RecallTracker;
+  indexer: EmbeddingIndexer | undefined;
+  vectors: VectorIndex | undefined;
+  embedder: Embedder | undefined;
+  settings: MemorySettings;
+  /** Long-lived parts for the lifecycle (start in order, stop in reverse). */
+  parts: Part[];
+}
+
+export function createMemory(deps: MemoryDeps): MemoryCapability {
+  const { store, settings, logger } = deps;
+  store.migrate('memory', MEMORY_MIGRATIONS);
+  const clock = deps.clock ?? Date.now;
+  const events = new MemoryEvents((owner, err) => logger.error({ err, owner }, 'memory listener failed'));
+  const notes = new NoteRepository(store, events, clock);
+  const episodes = new EpisodeRepository(store, events, clock);
+  const knowledge = new KnowledgeGraph(store, events, clock);
+  const stats = new TermStats(store, clock);
+  const decay = new DecayStore(store, settings.decay);
+  const recalls = new RecallTracker(store);
+  const embedder = deps.embedder ?? (settings.embeddings.base_url ? new OpenAiEmbedder({ baseUrl: settings.embeddings.base_url, model: settings.embeddings.model, apiKey: deps.embeddingApiKey }) : undefined);
+  const vectors = embedder ? new VectorIndex() : undefined;
+  const indexer = embedder && vectors ? new EmbeddingIndexer({ store, embedder, index: vectors, events, logger: logger.child({ part: 'memory-embeddings' }) }) : undefined;
+  const search = new MemorySearch({
+    store,
+    stats,
+    decay,
+    recalls,
+    vectors: embedder && vectors ? { index: vectors, embedder } : undefined,
+    tuning: { ...DEFAULT_TUNING, floor: settings.search.relevance_floor, recencyWeight: settings.search.recency_weight, minSimilarity: settings.embeddings.min_similarity, embedTimeoutMs: settings.embeddings.query_timeout_ms },
+    clock,
+  });
+  const memory = new Memory({
+    notes,
+    episodes,
+    knowledge,
+    search,
+    summariser: deps.summariser ?? extractiveSummariser(),
+    onSummariserFallback: (err) => logger.warn({ err }, 'episode summariser failed; wrote an extractive summary instead'),
+  });
+  const parts: Part[] = [
+    { name: 'memory-recalls', start: () => recalls.start(), stop: () => recalls.stop() },
+    ...(indexer ? [{ name: 'memory-embeddings', start: () => indexer.start(), stop: () => indexer.stop() }] : []),
+  ];
+  return { memory, working: new WorkingMemoryRegistry({ maxItems: settings.working.max_items, maxBytes: settings.working.max_bytes }), decay, stats, recalls, indexer, vectors, embedder, settings, parts };
+}

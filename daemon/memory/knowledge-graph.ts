@@ -1,0 +1,155 @@
+// Knowledge graph (spec 1.3): subject-predicate-object triples with confidence, sources and time.
+// A fact's id is a hash of its normalised parts, so the same fact from two sources (or two brains)
+// is one triple: sources accumulate and confidence is their noisy-or, 1 - Π(1 - c_i).
+import { createHash } from 'node:crypto';
+import type { KnowledgeQuery, KnowledgeResult, Triple, TripleInput } from '../../protocol/memory';
+import { LIMITS } from '../../protocol/memory';
+import type { Db, Store } from '../store/store';
+import { notFound } from '../errors';
+import { iso, isoOrNull } from './ids';
+import type { MemoryEvents } from './memory-events';
+
+export interface TripleRow {
+  seq: number;
+  id: string;
+  subject: string;
+  predicate: string;
+  object: string;
+  subject_key: string;
+  predicate_key: string;
+  object_key: string;
+  confidence: number;
+  created_at: number;
+  updated_at: number;
+  recall_count: number;
+  recalled_at: number | null;
+}
+
+interface SourceRow {
+  source: string;
+  confidence: number;
+  at: number;
+}
+
+/** Case, Unicode form and spacing do not make a different fact. */
+export const entityKey = (s: string): string => s.normalize('NFKC').toLowerCase().trim().replace(/\s+/g, ' ');
+
+export const tripleId = (subject: string, predicate: string, object: string): string =>
+  `kg_${createHash('sha256').update(`${entityKey(subject)}\u0000${entityKey(predicate)}\u0000${entityKey(object)}`).digest('hex').slice(0, 24)}`;
+
+export const tripleText = (r: Pick<TripleRow, 'subject' | 'predicate' | 'object'>): string => `${r.subject} ${r.predicate} ${r.object}`;
+
+export const noisyOr = (confidences: readonly number[]): number => 1 - confidences.reduce((p, c) => p * (1 - c), 1);
+
+const DEFAULT_CONFIDENCE = 0.8;
+
+export class KnowledgeGraph {
+  constructor(
+    private readonly store: Store,
+    private readonly events: MemoryEvents,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async add(triples: readonly TripleInput[], source: string): Promise<Triple[]> {
+    const now = this.clock();
+    const ids = await this.store.write((db) => triples.map((t) => this.assert(db, t, source, now)));
+    const rows = [...new Set(ids)].map((id) => this.row(id)!);
+    for (const r of rows) this.events.emit({ kind: 'upsert', tier: 'knowledge', id: r.id, text: tripleText(r) });
+    return rows.map((r) => this.toTriple(r));
+  }
+
+  private assert(db: Db, t: TripleInput, source: string, now: number): string {
+    const id = tripleId(t.subject, t.predicate, t.object);
+    const conf = t.confidence ?? DEFAULT_CONFIDENCE;
+    db.run(
+      `INSERT INTO memory_triples (id, subject, predicate, object, subject_key, predicate_key, object_key, confidence, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at`,
+      [id, t.subject.trim(), t.predicate.trim(), t.object.trim(), entityKey(t.subject), entityKey(t.predicate), entityKey(t.object), conf, now, now],
+    );
+    db.run('INSERT INTO memory_triple_sources (triple_id, source, confidence, at) VALUES (?, ?, ?, ?) ON CONFLICT(triple_id, source) DO UPDATE SET confidence = excluded.confidence, at = excluded.at', [id, source, conf, now]);
+    const all = db.all<{ confidence: number }>('SELECT confidence FROM memory_triple_sources WHERE triple_id = ?', [id]);
+    db.run('UPDATE memory_triples SET confidence = ? WHERE id = ?', [noisyOr(all.map((s) => s.confidence)), id]);
+    return id;
+  }
+
+  row(id: string): TripleRow | undefined {
+    return this.store.get<TripleRow>('SELECT * FROM memory_triples WHERE id = ?', [id]);
+  }
+
+  get(id: string): Triple | undefined {
+    const r = this.row(id);
+    return r ? this.toTriple(r) : undefined;
+  }
+
+  /** Sets the confidence by hand; a later assertion from any source recomputes it from the sources. */
+  async setConfidence(id: string, confidence: number): Promise<Triple> {
+    const now = this.clock();
+    await this.store.write((db) => {
+      if (db.run('UPDATE memory_triples SET confidence = ?, updated_at = ? WHERE id = ?', [confidence, now, id]).changes === 0) throw notFound('triple', id);
+    });
+    return this.get(id)!;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const changes = await this.store.write((db) => {
+      db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
+      return db.run('DELETE FROM memory_triples WHERE id = ?', [id]).changes;
+    });
+    if (changes > 0) this.events.emit({ kind: 'delete', tier: 'knowledge', id });
+    return changes > 0;
+  }
+
+  /** Filter on exact (normalised) subject/predicate/object, then follow `depth` hops through shared entities. */
+  query(q: KnowledgeQuery): KnowledgeResult {
+    const limit = q.limit ?? LIMITS.page.default;
+    const depth = q.depth ?? LIMITS.knowledgeDepth.default;
+    const found = new Map<string, { row: TripleRow; hop: number }>();
+    const direct = this.filter(q, limit + 1);
+    for (const row of direct) found.set(row.id, { row, hop: 0 });
+    let frontier = direct;
+    for (let hop = 1; hop <= depth && frontier.length > 0 && found.size <= limit; hop++) {
+      const entities = [...new Set(frontier.flatMap((r) => [r.subject_key, r.object_key]))];
+      frontier = this.touching(entities, limit + 1 - found.size + frontier.length).filter((r) => !found.has(r.id));
+      for (const row of frontier) found.set(row.id, { row, hop });
+    }
+    const all = [...found.values()];
+    return { triples: all.slice(0, limit).map(({ row, hop }) => ({ ...this.toTriple(row), hop })), truncated: all.length > limit };
+  }
+
+  private filter(q: KnowledgeQuery, limit: number): TripleRow[] {
+    const where: string[] = [];
+    const params: string[] = [];
+    for (const part of ['subject', 'predicate', 'object'] as const) {
+      const v = q[part];
+      if (v === undefined) continue;
+      where.push(`${part}_key = ?`);
+      params.push(entityKey(v));
+    }
+    return this.store.all<TripleRow>(`SELECT * FROM memory_triples WHERE ${where.length ? where.join(' AND ') : '1'} ORDER BY confidence DESC, updated_at DESC LIMIT ?`, [...params, limit]);
+  }
+
+  private touching(entities: readonly string[], limit: number): TripleRow[] {
+    if (entities.length === 0) return [];
+    const marks = entities.map(() => '?').join(', ');
+    return this.store.all<TripleRow>(
+      `SELECT * FROM memory_triples WHERE subject_key IN (${marks}) UNION SELECT * FROM memory_triples WHERE object_key IN (${marks}) ORDER BY confidence DESC LIMIT ?`,
+      [...entities, ...entities, limit],
+    );
+  }
+
+  toTriple(r: TripleRow): Triple {
+    const sources = this.store.all<SourceRow>('SELECT source, confidence, at FROM memory_triple_sources WHERE triple_id = ? ORDER BY at', [r.id]);
+    return {
+      id: r.id,
+      tier: 'knowledge',
+      subject: r.subject,
+      predicate: r.predicate,
+      object: r.object,
+      confidence: r.confidence,
+      sources: sources.map((s) => ({ source: s.source, confidence: s.confidence, at: iso(s.at) })),
+      created_at: iso(r.created_at),
+      updated_at: iso(r.updated_at),
+      recall: { count: r.recall_count, last_at: isoOrNull(r.recalled_at) },
+    };
+  }
+}

@@ -1,0 +1,85 @@
+// Memory tables (component 'memory', numbered migrations; never renumber a released one). Items keep
+// an integer `seq` (the FTS5 rowid) next to their public string id. Timestamps are epoch ms.
+// FTS5 tables are external-content indexes kept in step by triggers, tokenized like text-terms.ts +
+// porter-stemmer.ts (docs/memory.md, "Search").
+import type { Migration } from '../store/store';
+
+const TOKENIZE = "tokenize='porter unicode61 remove_diacritics 2'";
+
+const ftsSync = (table: string, fts: string, cols: readonly string[]): string => {
+  const list = cols.join(', ');
+  const newVals = cols.map((c) => `new.${c}`).join(', ');
+  const oldVals = cols.map((c) => `old.${c}`).join(', ');
+  return `
+  CREATE TRIGGER ${table}_ai AFTER INSERT ON ${table} BEGIN
+    INSERT INTO ${fts}(rowid, ${list}) VALUES (new.seq, ${newVals});
+  END;
+  CREATE TRIGGER ${table}_ad AFTER DELETE ON ${table} BEGIN
+    INSERT INTO ${fts}(${fts}, rowid, ${list}) VALUES ('delete', old.seq, ${oldVals});
+  END;
+  CREATE TRIGGER ${table}_au AFTER UPDATE OF ${list} ON ${table} BEGIN
+    INSERT INTO ${fts}(${fts}, rowid, ${list}) VALUES ('delete', old.seq, ${oldVals});
+    INSERT INTO ${fts}(rowid, ${list}) VALUES (new.seq, ${newVals});
+  END;`;
+};
+
+export const MEMORY_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'memory: notes, episodes, knowledge triples with FTS5; vectors; settings',
+    up: `
+    CREATE TABLE memory_notes (
+      seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, text TEXT NOT NULL, source TEXT NOT NULL,
+      tags TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+      recall_count INTEGER NOT NULL DEFAULT 0, recalled_at INTEGER);
+    CREATE INDEX memory_notes_created ON memory_notes(created_at, seq);
+    CREATE VIRTUAL TABLE memory_notes_fts USING fts5(text, tags, content='memory_notes', content_rowid='seq', ${TOKENIZE});
+    ${ftsSync('memory_notes', 'memory_notes_fts', ['text', 'tags'])}
+    CREATE VIRTUAL TABLE memory_notes_vocab USING fts5vocab(memory_notes_fts, 'row');
+
+    CREATE TABLE memory_episodes (
+      seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session_id TEXT, summary TEXT NOT NULL,
+      reason TEXT NOT NULL, summariser TEXT NOT NULL, message_count INTEGER NOT NULL,
+      started_at INTEGER, ended_at INTEGER, created_at INTEGER NOT NULL,
+      recall_count INTEGER NOT NULL DEFAULT 0, recalled_at INTEGER);
+    CREATE INDEX memory_episodes_created ON memory_episodes(created_at, seq);
+    CREATE VIRTUAL TABLE memory_episodes_fts USING fts5(summary, content='memory_episodes', content_rowid='seq', ${TOKENIZE});
+    ${ftsSync('memory_episodes', 'memory_episodes_fts', ['summary'])}
+    CREATE VIRTUAL TABLE memory_episodes_vocab USING fts5vocab(memory_episodes_fts, 'row');
+
+    CREATE TABLE memory_triples (
+      seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, subject TEXT NOT NULL, predicate TEXT NOT NULL,
+      object TEXT NOT NULL, subject_key TEXT NOT NULL, predicate_key TEXT NOT NULL, object_key TEXT NOT NULL,
+      confidence REAL NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+      recall_count INTEGER NOT NULL DEFAULT 0, recalled_at INTEGER);
+    CREATE INDEX memory_triples_subject ON memory_triples(subject_key, predicate_key);
+    CREATE INDEX memory_triples_object ON memory_triples(object_key);
+    CREATE INDEX memory_triples_predicate ON memory_triples(predicate_key);
+    CREATE TABLE memory_triple_sources (
+      triple_id TEXT NOT NULL REFERENCES memory_triples(id) ON DELETE CASCADE, source TEXT NOT NULL,
+      confidence REAL NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (triple_id, source));
+    CREATE VIRTUAL TABLE memory_triples_fts USING fts5(subject, predicate, object, content='memory_triples', content_rowid='seq', ${TOKENIZE});
+    ${ftsSync('memory_triples', 'memory_triples_fts', ['subject', 'predicate', 'object'])}
+    CREATE VIRTUAL TABLE memory_triples_vocab USING fts5vocab(memory_triples_fts, 'row');
+
+    CREATE TABLE memory_vectors (
+      item_id TEXT PRIMARY KEY, model TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL);
+    CREATE TABLE memory_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+  },
+  {
+    version: 2,
+    description: 'memory: session snapshots and wiki pages',
+    up: `
+    CREATE TABLE memory_snapshots (
+      id TEXT PRIMARY KEY, session_id TEXT NOT NULL, label TEXT, state TEXT NOT NULL,
+      message_count INTEGER NOT NULL, working_count INTEGER NOT NULL, created_at INTEGER NOT NULL);
+    CREATE INDEX memory_snapshots_session ON memory_snapshots(session_id, created_at);
+    CREATE TABLE memory_wiki_pages (
+      slug TEXT PRIMARY KEY, title TEXT NOT NULL, kind TEXT NOT NULL, statements TEXT NOT NULL,
+      source_ids TEXT NOT NULL, built_at INTEGER NOT NULL, stale INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE memory_wiki_sources (
+      item_id TEXT NOT NULL, slug TEXT NOT NULL REFERENCES memory_wiki_pages(slug) ON DELETE CASCADE,
+      PRIMARY KEY (item_id, slug));
+    CREATE INDEX memory_wiki_sources_slug ON memory_wiki_sources(slug);`,
+  },
+];

@@ -1,0 +1,94 @@
+// Notes (spec 1.3): created by the user, persistent, full-text searchable. A write resolves only when
+// it is durable (Store.write), which is what POST /api/memory/note acknowledges.
+import type { Note, NoteUpdate } from '../../protocol/memory';
+import type { Store } from '../store/store';
+import { notFound } from '../errors';
+import { iso, isoOrNull, newId } from './ids';
+import type { MemoryEvents } from './memory-events';
+import { olderThan, toPage } from './pagination';
+
+export interface NoteRow {
+  seq: number;
+  id: string;
+  text: string;
+  source: string;
+  tags: string;
+  created_at: number;
+  updated_at: number;
+  recall_count: number;
+  recalled_at: number | null;
+}
+
+export const noteFromRow = (r: NoteRow): Note => ({
+  id: r.id,
+  tier: 'note',
+  text: r.text,
+  source: r.source,
+  tags: r.tags === '' ? [] : (JSON.parse(r.tags) as string[]),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  recall: { count: r.recall_count, last_at: isoOrNull(r.recalled_at) },
+});
+
+const tagsText = (tags: readonly string[]): string => (tags.length === 0 ? '' : JSON.stringify([...new Set(tags.map((t) => t.trim()).filter(Boolean))]));
+/** What search and the vector index see of a note: its text and its tags. */
+export const noteSearchText = (r: Pick<NoteRow, 'text' | 'tags'>): string => (r.tags === '' ? r.text : `${r.text} ${(JSON.parse(r.tags) as string[]).join(' ')}`);
+
+export class NoteRepository {
+  constructor(
+    private readonly store: Store,
+    private readonly events: MemoryEvents,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async add(input: { text: string; source?: string | undefined; tags?: readonly string[] | undefined }): Promise<Note> {
+    const now = this.clock();
+    const row: NoteRow = { seq: 0, id: newId('note', now), text: input.text, source: input.source ?? 'user', tags: tagsText(input.tags ?? []), created_at: now, updated_at: now, recall_count: 0, recalled_at: null };
+    row.seq = await this.store.write((db) =>
+      Number(db.run('INSERT INTO memory_notes (id, text, source, tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [row.id, row.text, row.source, row.tags, now, now]).lastInsertRowid),
+    );
+    this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row) });
+    return noteFromRow(row);
+  }
+
+  row(id: string): NoteRow | undefined {
+    return this.store.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [id]);
+  }
+
+  get(id: string): Note | undefined {
+    const r = this.row(id);
+    return r ? noteFromRow(r) : undefined;
+  }
+
+  async update(id: string, patch: NoteUpdate): Promise<Note> {
+    const now = this.clock();
+    const row = await this.store.write((db) => {
+      const r = db.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [id]);
+      if (!r) throw notFound('note', id);
+      const next: NoteRow = { ...r, text: patch.text ?? r.text, tags: patch.tags ? tagsText(patch.tags) : r.tags, updated_at: now };
+      db.run('UPDATE memory_notes SET text = ?, tags = ?, updated_at = ? WHERE seq = ?', [next.text, next.tags, now, r.seq]);
+      return next;
+    });
+    this.events.emit({ kind: 'upsert', tier: 'note', id, text: noteSearchText(row) });
+    return noteFromRow(row);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const changes = await this.store.write((db) => {
+      db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
+      return db.run('DELETE FROM memory_notes WHERE id = ?', [id]).changes;
+    });
+    if (changes > 0) this.events.emit({ kind: 'delete', tier: 'note', id });
+    return changes > 0;
+  }
+
+  list(page: { cursor?: string | undefined; limit: number }): { items: Note[]; next_cursor: string | null } {
+    const { where, params } = olderThan(page.cursor);
+    const rows = this.store.all<NoteRow>(`SELECT * FROM memory_notes WHERE ${where} ORDER BY created_at DESC, seq DESC LIMIT ?`, [...params, page.limit + 1]);
+    return toPage(rows, page.limit, noteFromRow);
+  }
+
+  count(): number {
+    return this.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM memory_notes')?.n ?? 0;
+  }
+}
