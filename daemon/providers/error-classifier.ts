@@ -57,7 +57,7 @@ function classOf(f: FailureFacts): ProviderErrorClass {
     if (f.timedOut) return 'timeout';
     if (f.network) return 'network';
     // An error event inside an otherwise fine stream (Anthropic `event: error`) carries only a type.
-    return classOfType(type) ?? 'unknown';
+    return classOfType(type) ?? (OVERLOADED.test(f.message) ? 'overloaded' : 'unknown');
   }
   switch (f.status) {
     case 401:

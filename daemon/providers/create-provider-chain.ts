@@ -1,0 +1,54 @@
+// The one factory daemon/main.ts calls: settings + vault + store → the failover chain (a Provider for
+// the turn loop) and the admin services behind /api/providers. Configured providers are declared to
+// the metrics so svc_llm_429_total{provider} shows zero before the first rate limit (spec 4.12).
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics';
+import type { Store } from '../store/store';
+import { FailoverChain } from './failover-chain';
+import { KeyAdmin } from './key-admin';
+import { KeyRing, type SecretStore } from './key-ring';
+import { ModelAdmin } from './model-admin';
+import type { Provider } from './provider';
+import { ProviderRegistry, type ProvidersSettings } from './provider-registry';
+import { ProviderState } from './provider-state';
+
+export interface ProviderChainDeps {
+  settings: ProvidersSettings;
+  vault: SecretStore;
+  store: Store;
+  metrics: Pick<Metrics, 'llm429' | 'failoverChainExhausted' | 'declare'>;
+  logger: Logger;
+  /** The embedded local provider (D2's daemon/providers/local) for chain entries of kind 'local'. */
+  local?: Provider | undefined;
+  /** Re-reads vault.json for `svc key recover` (Vault.open()). */
+  reloadVault?: () => 'ok' | 'locked';
+  now?: () => number;
+}
+
+export interface ProviderChain {
+  /** What the turn loop calls: streams from the first provider that answers. */
+  chain: Provider;
+  registry: ProviderRegistry;
+  keys: KeyAdmin;
+  models: ModelAdmin;
+  state: ProviderState;
+}
+
+export function createProviderChain(deps: ProviderChainDeps): ProviderChain {
+  const now = deps.now ?? Date.now;
+  const state = new ProviderState(deps.store).load();
+  const ring = new KeyRing(deps.vault);
+  const registry = new ProviderRegistry({ settings: deps.settings, keys: ring, state, local: deps.local, now });
+  for (const e of deps.settings.chain) deps.metrics.declare({ provider: e.id });
+  const chain = new FailoverChain({
+    members: () => registry.members(),
+    state,
+    cooldowns: deps.settings.cooldown,
+    metrics: deps.metrics,
+    logger: deps.logger.child({ part: 'providers' }),
+    now,
+  });
+  const keys = new KeyAdmin({ registry, keys: ring, vault: deps.vault, state, now, ...(deps.reloadVault ? { reloadVault: deps.reloadVault } : {}) });
+  const models = new ModelAdmin({ registry, state, keys, now });
+  return { chain, registry, keys, models, state };
+}
