@@ -18,6 +18,8 @@ import { buildApp } from './app';
 import { Lifecycle } from './lifecycle/lifecycle';
 import { createNotifier } from './lifecycle/sd-notify';
 import { startParts, stopParts, type Part } from './lifecycle/parts';
+import { createMemory } from './memory/create-memory';
+import { memoryRoutes } from './http/memory-routes';
 
 declare const __SVC_VERSION__: string;
 export const VERSION = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
@@ -108,6 +110,14 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
   chmodSync(home, 0o700);
 
   const parts: Part[] = [{ name: 'store', stop: () => store.close() }];
+  const embeddingKey = settings.memory.embeddings.api_key;
+  const memory = createMemory({
+    store,
+    settings: settings.memory,
+    logger: logger.child({ part: 'memory' }),
+    embeddingApiKey: embeddingKey && vaultStatus.state === 'ok' ? vault.get('providers', embeddingKey) : undefined,
+  });
+  parts.push(...memory.parts);
   const app = await buildApp({
     logger,
     version: VERSION,
@@ -116,7 +126,7 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     metricsPublic: settings.metrics.public,
     lifecycle,
     bodyLimit: settings.server.body_limit_bytes,
-    routes: [],
+    routes: [memoryRoutes(memory)],
   });
   parts.push(httpPart(app, settings, logger));
   await startParts(parts, logger);

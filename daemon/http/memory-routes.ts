@@ -8,14 +8,15 @@ import {
 } from '../../protocol/memory';
 import { ErrorEnvelope } from '../../protocol/errors';
 import { notFound } from '../errors';
-import type { Memory } from '../memory/memory-service';
+import type { MemoryCapability } from '../memory/create-memory';
 
 const errors = { 400: ErrorEnvelope, 404: ErrorEnvelope };
 const NotePage = Type.Object({ items: Type.Array(Note), next_cursor: Type.Union([Type.String(), Type.Null()]) });
 
 export const memoryRoutes =
-  (memory: Memory): FastifyPluginAsyncTypebox =>
+  (cap: MemoryCapability): FastifyPluginAsyncTypebox =>
   async (app) => {
+    const { memory } = cap;
     const { notes, episodes, knowledge } = memory.parts;
 
     app.get('/api/memory/search', { schema: { querystring: SearchQuery, response: { 200: SearchResponse, ...errors } } }, async (req) =>

@@ -7,7 +7,7 @@ import type { EpisodePage, Note, SearchResponse, KnowledgeResult, Triple } from 
 
 async function setup(t: { after(fn: () => Promise<void>): void }) {
   const mem = memoryFixture();
-  const { app } = await testApp({ routes: [memoryRoutes(mem.memory)] });
+  const { app } = await testApp({ routes: [memoryRoutes(mem)] });
   t.after(async () => {
     await app.close();
     await mem.close();
