@@ -1,0 +1,117 @@
+// Assembles the agent core from its dependencies: tool registry and runner, router, context builder,
+// turn runner, session manager, event bus and activity log. daemon/main.ts hands in the concrete
+// parts; tests and the bench hand in fakes (a scripted provider, in-memory memory).
+import type { Logger } from 'pino';
+import type { Provider } from '../providers/provider';
+import type { Metrics } from '../metrics/metrics';
+import type { Store } from '../store/store';
+import type { MemoryService } from '../memory/memory-service';
+import type { DashboardStatus } from '../../protocol/dashboard';
+import { DEFAULT_WORKING_LIMITS } from '../memory/working-memory';
+import { AgentEvents } from './agent-events';
+import { ActivityLog } from './activity-log';
+import { ContextBuilder } from './context-builder';
+import { agentMemory } from './memory-adapter';
+import type { AgentMemory, DeviceDirectory, IdentitySource } from './ports';
+import { RoutePreferences } from './router/route-preferences';
+import { Router } from './router/router';
+import { SessionManager } from './session-manager';
+import { TurnRunner } from './turn-runner';
+import { ToolRegistry } from './tools/tool-registry';
+import { ToolRunner } from './tools/tool-runner';
+import { StaticPermissionHook, type PermissionHook } from './tools/permission-hook';
+import { SecretScrubber, type SecretSource } from './tools/secret-scrubber';
+import { memoryTools } from './tools/memory-tools';
+import { brainTools } from './tools/brain-tools';
+
+export interface AgentSettings {
+  max_tool_steps: number;
+  history_messages: number;
+  max_sessions: number;
+  max_queued_turns: number;
+  session_idle_minutes: number;
+  router: { enabled: boolean; learn_from_corrections: boolean };
+}
+
+export interface BrainInfo {
+  version: string;
+  uptimeSeconds(): number;
+  stopping(): boolean;
+}
+
+export interface AgentDeps {
+  provider: Provider;
+  memory: MemoryService | null;
+  identity: IdentitySource;
+  devices: DeviceDirectory;
+  /** Null: routing corrections are not learned (no store), e.g. in unit tests. */
+  store: Store | null;
+  metrics: Metrics;
+  logger: Logger;
+  settings: AgentSettings;
+  brain: BrainInfo;
+  secrets: SecretSource;
+  permissions?: PermissionHook;
+  now?: () => number;
+}
+
+export class Agent {
+  readonly tools = new ToolRegistry();
+  readonly events: AgentEvents;
+  readonly activity = new ActivityLog();
+  readonly sessions: SessionManager;
+  readonly turns: TurnRunner;
+  readonly memory: AgentMemory | null;
+  private readonly preferences: RoutePreferences | null;
+
+  constructor(private readonly deps: AgentDeps) {
+    const { logger, settings } = deps;
+    this.events = new AgentEvents(logger.child({ part: 'agent-events' }));
+    this.activity.listen(this.events);
+    this.memory = deps.memory ? agentMemory(deps.memory) : null;
+    if (this.memory) for (const t of memoryTools(this.memory)) this.tools.register(t);
+    for (const t of brainTools({ identity: deps.identity, devices: deps.devices, status: () => this.status() })) this.tools.register(t);
+    this.preferences = deps.store ? new RoutePreferences(deps.store) : null;
+    const router = new Router(this.preferences, { enabled: settings.router.enabled, learn: settings.router.learn_from_corrections });
+    const runner = new ToolRunner({ registry: this.tools, permissions: deps.permissions ?? new StaticPermissionHook(), scrubber: new SecretScrubber(deps.secrets), metrics: deps.metrics, logger });
+    const context = new ContextBuilder({ identity: deps.identity, memory: this.memory, devices: deps.devices, limits: { identityChars: 6000, memoryHits: 3, workingItems: 12, historyMessages: settings.history_messages } });
+    this.turns = new TurnRunner({ provider: deps.provider, tools: this.tools, runner, router, context, events: this.events, logger, maxToolSteps: settings.max_tool_steps, ...(deps.now ? { now: deps.now } : {}) });
+    this.sessions = new SessionManager({
+      turns: this.turns,
+      episodes: deps.memory,
+      events: this.events,
+      metrics: deps.metrics,
+      logger: logger.child({ part: 'sessions' }),
+      options: {
+        maxSessions: settings.max_sessions,
+        idleMs: settings.session_idle_minutes * 60_000,
+        limits: { maxEntries: settings.history_messages * 2, maxQueuedTurns: settings.max_queued_turns, working: DEFAULT_WORKING_LIMITS },
+      },
+      ...(deps.now ? { now: deps.now } : {}),
+    });
+    for (const name of this.tools.names()) deps.metrics.declare({ tool: name });
+  }
+
+  start(): void {
+    this.preferences?.start();
+    this.sessions.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.sessions.stop();
+  }
+
+  status(): DashboardStatus {
+    const s = this.sessions.stats();
+    const devices = this.deps.devices.list();
+    return {
+      status: this.deps.brain.stopping() ? 'stopping' : 'ok',
+      version: this.deps.brain.version,
+      uptime_s: Math.round(this.deps.brain.uptimeSeconds() * 1000) / 1000,
+      sessions: { open: s.open, with_clients: s.withClients, clients: s.clients, turns_total: s.turnsTotal },
+      provider: { id: this.deps.provider.id, kind: this.deps.provider.kind },
+      tools: this.tools.names(),
+      devices: { connected: devices.filter((d) => d.online).length, items: devices },
+    };
+  }
+}

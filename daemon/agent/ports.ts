@@ -1,0 +1,53 @@
+// The narrow ports the agent core needs from the rest of the brain. daemon/main.ts adapts the real
+// services (memory, identity files, device registry) to them; tests hand in plain fakes. Keeping
+// them narrow is what lets the turn loop be measured with a zero-latency provider (bench/sections/agent.mjs).
+
+/** One persistent-memory hit as the agent sees it (spec 2.9 fields it uses). */
+export interface MemoryHit {
+  id: string;
+  tier: 'note' | 'episode' | 'knowledge';
+  summary: string;
+  relevance: number;
+}
+
+export interface KnowledgeFact {
+  id: string;
+  subject: string;
+  predicate: string;
+  object: string;
+  confidence: number;
+}
+
+/** Persistent memory tiers (notes, episodes, knowledge graph) through daemon/memory. */
+export interface AgentMemory {
+  remember(text: string, source: string): Promise<{ id: string; text: string }>;
+  search(query: string, limit: number): Promise<MemoryHit[]>;
+  /** Deletes the notes that match the query (best matches first, at most `limit`); returns what was removed. */
+  forget(query: string, limit: number): Promise<{ id: string; summary: string }[]>;
+  knowledge(subject: string, limit: number): Promise<KnowledgeFact[]>;
+}
+
+export interface DeviceSummary {
+  id: string;
+  name: string;
+  kind: string;
+  online: boolean;
+  state: Record<string, string | number | boolean | null>;
+}
+
+/** Connected devices (hardware issue). Until it lands the brain passes an empty directory. */
+export interface DeviceDirectory {
+  list(): DeviceSummary[];
+  /** Sends a state change; resolves with the device's new state. Throws AppError NOT_FOUND for an unknown device. */
+  set(deviceId: string, changes: Record<string, string | number | boolean>): Promise<DeviceSummary>;
+}
+
+export interface IdentitySource {
+  user(): string;
+  soul(): string;
+}
+
+export const emptyDevices: DeviceDirectory = {
+  list: () => [],
+  set: (deviceId) => Promise.reject(new Error(`no device directory: cannot reach ${deviceId}`)),
+};

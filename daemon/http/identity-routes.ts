@@ -1,0 +1,39 @@
+// /api/identity (spec 4.5, 2.11): USER.md, SOUL.md and the digital twin. PUT on SOUL.md is an
+// addition to the spec's table (the setup wizard sets the assistant's name and persona through it);
+// docs/protocol.md documents both PUTs and their revision check.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { IdentityFile, IdentityPut, Soul, TwinAnswer, TwinProfile, TwinQuestion } from '../../protocol/identity';
+import type { IdentityFiles } from '../identity/identity-files';
+import type { DigitalTwin } from '../identity/digital-twin';
+import { parseSoul } from '../identity/identity-text';
+
+export interface IdentityRouteDeps {
+  files: IdentityFiles;
+  twin: DigitalTwin;
+}
+
+export const identityRoutes =
+  (deps: IdentityRouteDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const soul = () => {
+      const file = deps.files.read('SOUL.md');
+      return { ...file, ...parseSoul(file.content) };
+    };
+
+    app.get('/api/identity/user', { schema: { response: { 200: IdentityFile } } }, async () => deps.files.read('USER.md'));
+
+    app.put('/api/identity/user', { schema: { body: IdentityPut, response: { 200: IdentityFile } } }, async (request) =>
+      deps.files.write('USER.md', request.body.content, request.body.revision),
+    );
+
+    app.get('/api/identity/soul', { schema: { response: { 200: Soul } } }, async () => soul());
+
+    app.put('/api/identity/soul', { schema: { body: IdentityPut, response: { 200: Soul } } }, async (request) => {
+      deps.files.write('SOUL.md', request.body.content, request.body.revision);
+      return soul();
+    });
+
+    app.get('/api/identity/twin', { schema: { response: { 200: TwinProfile } } }, async () => deps.twin.profile());
+
+    app.post('/api/identity/twin/ask', { schema: { body: TwinQuestion, response: { 200: TwinAnswer } } }, async (request) => deps.twin.ask(request.body.question));
+  };

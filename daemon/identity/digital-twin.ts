@@ -1,0 +1,75 @@
+// The digital twin (spec 2.11, 4.5): answers a question the way the user would, from USER.md and
+// memory. It is extractive: it only says what the evidence says, in the first person, and its
+// confidence is the strength of that evidence. With nothing to go on it says it does not know, with
+// low confidence — it never guesses (docs/agent.md explains the scoring).
+import type { TwinAnswer, TwinProfile } from '../../protocol/identity';
+import type { AgentMemory, IdentitySource } from '../agent/ports';
+import { overlap, terms } from '../agent/text-terms';
+import { userFacts, userName, USER_TEMPLATE } from './identity-text';
+
+const MIN_OVERLAP = 0.34;
+const UNKNOWN_CONFIDENCE = 0.05;
+const MAX_EVIDENCE = 3;
+
+interface Candidate {
+  source: string;
+  text: string;
+  score: number;
+}
+
+export class DigitalTwin {
+  constructor(
+    private readonly identity: IdentitySource,
+    private readonly memory: AgentMemory | null,
+  ) {}
+
+  profile(): TwinProfile {
+    const user = this.identity.user();
+    const facts = userFacts(user).length;
+    return { name: userName(user), facts, memory: this.memory !== null, ready: user !== USER_TEMPLATE && facts > 0 };
+  }
+
+  async ask(question: string): Promise<TwinAnswer> {
+    const q = terms(question);
+    const candidates = [...this.fromUserFile(q), ...(await this.fromMemory(question, q))].filter((c) => c.score >= MIN_OVERLAP).sort((a, b) => b.score - a.score);
+    if (q.length === 0 || candidates.length === 0) {
+      return { answer: "I don't know — nothing in USER.md or my memory says anything about that.", confidence: UNKNOWN_CONFIDENCE, evidence: [] };
+    }
+    const used = candidates.slice(0, MAX_EVIDENCE);
+    const best = used[0]!.score;
+    // One matching statement is weak support; full term coverage plus corroboration is strong.
+    const confidence = Math.min(0.95, 0.3 + 0.45 * best + 0.1 * (used.length - 1));
+    const answer = used
+      .slice(0, 2)
+      .map((c) => firstPerson(c.text))
+      .join(' ');
+    return { answer, confidence: Math.round(confidence * 100) / 100, evidence: used.map((c) => ({ source: c.source, text: c.text })) };
+  }
+
+  private fromUserFile(q: readonly string[]): Candidate[] {
+    return userFacts(this.identity.user()).map((text) => ({ source: 'USER.md', text, score: overlap(q, terms(text)) }));
+  }
+
+  private async fromMemory(question: string, q: readonly string[]): Promise<Candidate[]> {
+    if (!this.memory) return [];
+    const hits = await this.memory.search(question, 5);
+    // Memory relevance is about the whole query; the overlap keeps unrelated hits from counting.
+    return hits.filter((h) => h.tier !== 'episode').map((h) => ({ source: h.id, text: h.summary, score: Math.min(overlap(q, terms(h.summary)), 0.5 + 0.5 * h.relevance) }));
+  }
+}
+
+/** "Favourite food: ramen" → "My favourite food is ramen."; "The user likes tea" → "I like tea." */
+export function firstPerson(text: string): string {
+  const kv = /^([^:]{1,60}):\s*(.+)$/.exec(text);
+  if (kv) return sentence(`My ${kv[1]!.trim().replace(/^my\s+/i, '').toLowerCase()} is ${kv[2]!.trim()}`);
+  const rewritten = text
+    .replace(/^(the )?user's\s+/i, 'My ')
+    .replace(/^(the )?user\s+(is|was)\b/i, 'I am')
+    .replace(/^(the )?user\s+(\w+?)s\b/i, 'I $2');
+  return sentence(rewritten);
+}
+
+const sentence = (s: string): string => {
+  const t = s.trim();
+  return /[.!?]$/.test(t) ? t : `${t}.`;
+};
