@@ -76,7 +76,7 @@ export const SettingsSchema = Type.Object(
         ),
         search: section(
           {
-            relevance_floor: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: 'Below this fused match score nothing is returned' }),
+            relevance_floor: Type.Number({ minimum: 0, maximum: 1, default: 0.55, description: 'Share of the query (idf-weighted, fused with similarity) an item must answer to be returned at all' }),
             recency_weight: Type.Number({ minimum: 0, maximum: 0.5, default: 0.1, description: 'Share of relevance that favours recent items' }),
           },
           'Memory search ranking',

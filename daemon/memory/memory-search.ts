@@ -27,7 +27,7 @@ export interface SearchTuning {
   vectorCandidates: number;
 }
 
-export const DEFAULT_TUNING: SearchTuning = { floor: 0.5, recencyWeight: 0.1, recencyDays: 30, candidateCap: 256, minSimilarity: 0.3, embedTimeoutMs: 300, vectorCandidates: 50 };
+export const DEFAULT_TUNING: SearchTuning = { floor: 0.55, recencyWeight: 0.1, recencyDays: 30, candidateCap: 256, minSimilarity: 0.3, embedTimeoutMs: 300, vectorCandidates: 50 };
 
 export interface SearchDeps {
   store: Store;
@@ -41,6 +41,7 @@ export interface SearchDeps {
 
 interface Fused extends CandidateRow {
   tier: Tier;
+  coverage: number;
   lexical: number;
   semantic: number | null;
 }
@@ -75,8 +76,9 @@ export class MemorySearch {
     const results: SearchResultItem[] = [];
     for (const f of fused.values()) {
       const semantic = f.semantic ?? 0;
+      // The floor judges how much of the query an item answers (coverage, not the focus nudge).
+      if (1 - (1 - f.coverage) * (1 - semantic) < tuning.floor) continue;
       const match = 1 - (1 - f.lexical) * (1 - semantic);
-      if (match < tuning.floor) continue;
       const r = retention(params, f, now);
       const recency = Math.exp(-Math.max(0, now - f.created_at) / (tuning.recencyDays * DAY_MS));
       const relevance = match * decayFactor(params, r) * (1 - tuning.recencyWeight + tuning.recencyWeight * recency);
@@ -118,7 +120,7 @@ export class MemorySearch {
     }
     const cosines = new Map(hits.map((h) => [h.id, h.cosine]));
     for (const [tier, ids] of missing) {
-      for (const row of rowsByIds(this.deps.store, tier, ids)) fused.set(row.id, { ...row, tier, lexical: 0, semantic: calibrate(cosines.get(row.id) ?? 0) });
+      for (const row of rowsByIds(this.deps.store, tier, ids)) fused.set(row.id, { ...row, tier, coverage: 0, lexical: 0, semantic: calibrate(cosines.get(row.id) ?? 0) });
     }
   }
 }
