@@ -20,6 +20,9 @@ import { createNotifier } from './lifecycle/sd-notify';
 import { startParts, stopParts, type Part } from './lifecycle/parts';
 import { createMemory } from './memory/create-memory';
 import { memoryRoutes } from './http/memory-routes';
+import { createProviderChain } from './providers/create-provider-chain';
+import { LocalProvider } from './providers/local/local-provider';
+import { providerRoutes } from './http/provider-routes';
 
 declare const __SVC_VERSION__: string;
 export const VERSION = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
@@ -118,6 +121,8 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     embeddingApiKey: embeddingKey && vaultStatus.state === 'ok' ? vault.get('providers', embeddingKey) : undefined,
   });
   parts.push(...memory.parts);
+  // The failover chain (docs/providers.md): providers.chain is the Provider the turn loop streams from.
+  const providers = createProviderChain({ settings: settings.providers, vault, store, metrics, logger, local: new LocalProvider(), reloadVault: () => vault.open().state });
   const app = await buildApp({
     logger,
     version: VERSION,
@@ -126,7 +131,7 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     metricsPublic: settings.metrics.public,
     lifecycle,
     bodyLimit: settings.server.body_limit_bytes,
-    routes: [memoryRoutes(memory)],
+    routes: [memoryRoutes(memory), providerRoutes(providers)],
   });
   parts.push(httpPart(app, settings, logger));
   await startParts(parts, logger);

@@ -38,12 +38,13 @@ export function createProviderChain(deps: ProviderChainDeps): ProviderChain {
   const now = deps.now ?? Date.now;
   const state = new ProviderState(deps.store).load();
   const ring = new KeyRing(deps.vault);
-  const registry = new ProviderRegistry({ settings: deps.settings, keys: ring, state, local: deps.local, now });
-  for (const e of deps.settings.chain) deps.metrics.declare({ provider: e.id });
+  const settings = { ...deps.settings, chain: uniqueEntries(deps.settings.chain, deps.logger) };
+  const registry = new ProviderRegistry({ settings, keys: ring, state, local: deps.local, now });
+  for (const e of settings.chain) deps.metrics.declare({ provider: e.id });
   const chain = new FailoverChain({
     members: () => registry.members(),
     state,
-    cooldowns: deps.settings.cooldown,
+    cooldowns: settings.cooldown,
     metrics: deps.metrics,
     logger: deps.logger.child({ part: 'providers' }),
     now,
@@ -51,4 +52,17 @@ export function createProviderChain(deps: ProviderChainDeps): ProviderChain {
   const keys = new KeyAdmin({ registry, keys: ring, vault: deps.vault, state, now, ...(deps.reloadVault ? { reloadVault: deps.reloadVault } : {}) });
   const models = new ModelAdmin({ registry, state, keys, now });
   return { chain, registry, keys, models, state };
+}
+
+/** An id is a vault prefix and a metrics label: a second entry with the same id is ignored, loudly. */
+function uniqueEntries(chain: ProvidersSettings['chain'], logger: Logger): ProvidersSettings['chain'] {
+  const seen = new Set<string>();
+  return chain.filter((e) => {
+    if (!seen.has(e.id)) {
+      seen.add(e.id);
+      return true;
+    }
+    logger.warn({ provider: e.id }, 'providers.chain lists this id twice; the later entry is ignored');
+    return false;
+  });
 }

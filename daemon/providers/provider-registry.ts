@@ -21,18 +21,10 @@ export interface RegistryDeps {
   now?: () => number;
 }
 
-export class ProviderConfigError extends Error {}
-
 export class ProviderRegistry {
   private cached: ChainMember[] | null = null;
 
-  constructor(private readonly deps: RegistryDeps) {
-    const seen = new Set<string>();
-    for (const e of deps.settings.chain) {
-      if (seen.has(e.id)) throw new ProviderConfigError(`providers.chain: provider id "${e.id}" appears twice`);
-      seen.add(e.id);
-    }
-  }
+  constructor(private readonly deps: RegistryDeps) {}
 
   entries(): readonly ProviderEntry[] {
     return this.deps.settings.chain;

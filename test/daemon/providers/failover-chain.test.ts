@@ -1,0 +1,222 @@
+// The failover chain built by the production factory, against fake OpenAI and Anthropic servers on
+// loopback, a real SQLite store and a controllable clock: order, key rotation, cooldowns per class
+// (and across a restart), no duplicated output, metrics, and a prompt ChainExhaustedError.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ChainExhaustedError, ProviderError, type ChatEvent, type Provider } from '../../../daemon/providers/provider';
+import { openAiErrors, startOpenAiServer, textReply, type FakeServer } from '../../fakes/openai-server';
+import { anthropicErrors, startAnthropicServer } from '../../fakes/anthropic-server';
+import { buildChain, collect, drain, MemorySecrets, providerSettings, tempStore, type Harness } from './provider-fixtures';
+import type { ProviderEntry } from '../../../daemon/config/settings-schema';
+
+const ask = { messages: [{ role: 'user' as const, content: 'hello' }] };
+const text = (events: ChatEvent[]): string => events.map((e) => (e.type === 'text_delta' ? e.text : '')).join('');
+
+interface World {
+  oai: FakeServer;
+  ant: FakeServer;
+  clock: { now: number };
+  vault: MemorySecrets;
+  store: ReturnType<typeof tempStore>;
+  chain: (entries?: ProviderEntry[]) => Harness;
+}
+
+async function world(t: { after: (fn: () => unknown) => void }): Promise<World> {
+  const oai = await startOpenAiServer();
+  const ant = await startAnthropicServer();
+  const store = tempStore();
+  t.after(async () => {
+    await oai.close();
+    await ant.close();
+    store.cleanup();
+  });
+  const clock = { now: 1_700_000_000_000 };
+  const vault = new MemorySecrets();
+  vault.set('providers', 'oai:k1', 'sk-one-1111111111');
+  vault.set('providers', 'oai:k2', 'sk-two-2222222222');
+  vault.set('providers', 'ant:main', 'sk-ant-3333333333');
+  const defaults: ProviderEntry[] = [
+    { id: 'oai', kind: 'openai', base_url: oai.baseURL, model: 'gpt-fake-mini' },
+    { id: 'ant', kind: 'anthropic', base_url: ant.baseURL, model: 'claude-fake-haiku' },
+  ];
+  return {
+    oai,
+    ant,
+    clock,
+    vault,
+    store,
+    chain: (entries = defaults) => buildChain({ settings: providerSettings(entries, { first_token_timeout_ms: 300, idle_timeout_ms: 300 }), store: store.store, vault, now: () => clock.now }),
+  };
+}
+
+test('answers from the first provider and key; declares every configured provider to the metrics', async (t) => {
+  const w = await world(t);
+  const h = w.chain();
+  const events = await collect(h.chain.chat(ask));
+  assert.equal(text(events), 'Hello from fake');
+  assert.equal((events.at(-1) as { provider: string }).provider, 'oai');
+  assert.equal(w.oai.requests[0]!.apiKey, 'sk-one-1111111111');
+  assert.deepEqual([...h.metrics.declared].sort(), ['ant', 'oai']);
+  assert.equal(w.ant.requests.length, 0);
+});
+
+test('rotates to the next key on a 429, honours Retry-After, counts svc_llm_429_total, and skips the cooling key', async (t) => {
+  const w = await world(t);
+  w.oai.reply((req) => (req.apiKey === 'sk-one-1111111111' ? openAiErrors.rateLimit(7) : textReply('from k2')));
+  const h = w.chain();
+  assert.equal(text(await collect(h.chain.chat(ask))), 'from k2');
+  assert.equal(h.metrics.rateLimits.get('oai'), 1);
+  const c = h.state.cooldown({ provider: 'oai', label: 'k1' })!;
+  assert.equal(c.errorClass, 'rate_limit');
+  assert.equal(c.untilMs, w.clock.now + 7000);
+  await collect(h.chain.chat(ask));
+  assert.deepEqual(w.oai.requests.map((r) => r.apiKey), ['sk-one-1111111111', 'sk-two-2222222222', 'sk-two-2222222222'], 'k1 rests while cooling');
+  w.clock.now += 7001;
+  w.oai.reply(() => textReply('k1 again'));
+  assert.equal(text(await collect(h.chain.chat(ask))), 'k1 again');
+  assert.equal(h.state.cooldown({ provider: 'oai', label: 'k1' }), undefined, 'a success forgets the strikes');
+});
+
+test('fails over in order on provider-level failures and puts the provider aside', async (t) => {
+  const w = await world(t);
+  w.oai.reply(() => openAiErrors.overloaded());
+  const h = w.chain();
+  const events = await collect(h.chain.chat(ask));
+  assert.equal((events.at(-1) as { provider: string }).provider, 'ant');
+  assert.equal(w.oai.requests.length, 1, 'overloaded is about the provider: the second key is not tried');
+  assert.equal(h.state.cooldown({ provider: 'oai', label: null })!.errorClass, 'overloaded');
+  await collect(h.chain.chat(ask));
+  assert.equal(w.oai.requests.length, 1, 'the cooling provider is skipped');
+  assert.equal(w.ant.requests.length, 2);
+});
+
+test('consecutive failures double the cooldown; success resets it', async (t) => {
+  const w = await world(t);
+  w.oai.reply(() => openAiErrors.server(500));
+  const h = w.chain();
+  await collect(h.chain.chat(ask));
+  assert.equal(h.state.cooldown({ provider: 'oai', label: null })!.untilMs - w.clock.now, 30_000);
+  w.clock.now += 30_001;
+  await collect(h.chain.chat(ask));
+  const second = h.state.cooldown({ provider: 'oai', label: null })!;
+  assert.equal(second.strikes, 2);
+  assert.equal(second.untilMs - w.clock.now, 60_000);
+});
+
+test('cooldowns persist across a restart: a new chain on the same database skips the key', async (t) => {
+  const w = await world(t);
+  w.oai.reply((req) => (req.apiKey === 'sk-one-1111111111' ? openAiErrors.auth() : textReply('k2')));
+  await collect(w.chain().chain.chat(ask));
+  w.store.reopen();
+  const restarted = w.chain();
+  assert.equal(restarted.state.cooldown({ provider: 'oai', label: 'k1' })!.errorClass, 'auth');
+  assert.equal(text(await collect(restarted.chain.chat(ask))), 'k2');
+  assert.deepEqual(w.oai.requests.map((r) => r.apiKey), ['sk-one-1111111111', 'sk-two-2222222222', 'sk-two-2222222222']);
+  assert.equal(restarted.keys.info('oai', 'k1').state, 'disabled');
+});
+
+test('billing on every key of a provider moves on to the next provider', async (t) => {
+  const w = await world(t);
+  w.oai.reply(() => openAiErrors.billing());
+  const h = w.chain();
+  const events = await collect(h.chain.chat(ask));
+  assert.equal((events.at(-1) as { provider: string }).provider, 'ant');
+  assert.equal(w.oai.requests.length, 2);
+  assert.equal(h.keys.info('oai', 'k1').state, 'disabled');
+  assert.equal(h.keys.info('oai', 'k2').state, 'disabled');
+  assert.equal(h.metrics.rateLimits.get('oai'), 2, 'insufficient_quota still arrives as a 429 answer');
+});
+
+test('a bad request is thrown at once: no failover, no cooldown, no exhaustion', async (t) => {
+  const w = await world(t);
+  w.oai.reply(() => openAiErrors.badRequest());
+  const h = w.chain();
+  const { error } = await drain(h.chain.chat(ask));
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.errorClass, 'bad_request');
+  assert.equal(w.ant.requests.length, 0);
+  assert.equal(w.oai.requests.length, 1);
+  assert.equal(h.state.all().length, 0);
+  assert.equal(h.metrics.exhausted, 0);
+});
+
+test('a context overflow tries the next provider without cooling the first', async (t) => {
+  const w = await world(t);
+  w.oai.reply(() => openAiErrors.contextLength());
+  const h = w.chain();
+  const events = await collect(h.chain.chat(ask));
+  assert.equal((events.at(-1) as { provider: string }).provider, 'ant');
+  assert.equal(w.oai.requests.length, 1);
+  assert.equal(h.state.all().length, 0);
+});
+
+test('a failure after output is surfaced, never replaced by a second answer', async (t) => {
+  const w = await world(t);
+  w.oai.reply(() => ({ kind: 'stream_error', chunks: ['Half an ans'], error: { type: 'server_error', message: 'overloaded' } }));
+  const h = w.chain();
+  const { events, error } = await drain(h.chain.chat(ask));
+  assert.equal(text(events), 'Half an ans');
+  assert.ok(error instanceof ProviderError);
+  assert.equal(w.ant.requests.length, 0, 'no second provider after the first event');
+  assert.equal(h.state.cooldown({ provider: 'oai', label: null })!.errorClass, 'overloaded', 'still recorded');
+});
+
+test('a stalled provider times out and the next one answers', async (t) => {
+  const w = await world(t);
+  w.oai.reply(() => ({ kind: 'stall' }));
+  const h = w.chain();
+  const events = await collect(h.chain.chat(ask));
+  assert.equal((events.at(-1) as { provider: string }).provider, 'ant');
+  assert.equal(h.state.cooldown({ provider: 'oai', label: null })!.errorClass, 'timeout');
+});
+
+test('exhaustion: ChainExhaustedError with every attempt, counted once; then immediate while cooling', async (t) => {
+  const w = await world(t);
+  w.oai.reply(() => openAiErrors.rateLimit());
+  w.ant.reply(() => anthropicErrors.overloaded());
+  const h = w.chain();
+  const { error } = await drain(h.chain.chat(ask));
+  assert.ok(error instanceof ChainExhaustedError);
+  assert.deepEqual(error.attempts.map((a) => `${a.provider}:${a.errorClass}`), ['oai:rate_limit', 'oai:rate_limit', 'ant:overloaded']);
+  assert.equal(h.metrics.exhausted, 1);
+  const before = w.oai.requests.length + w.ant.requests.length;
+  const again = await drain(h.chain.chat(ask));
+  assert.ok(again.error instanceof ChainExhaustedError);
+  assert.deepEqual(again.error.attempts.map((a) => `${a.provider}:${a.errorClass}`), ['oai:cooldown', 'ant:cooldown']);
+  assert.equal(w.oai.requests.length + w.ant.requests.length, before, 'nothing was sent');
+  assert.equal(h.metrics.exhausted, 2);
+});
+
+test('members without keys or without a local provider are reported, not crashed on', async (t) => {
+  const w = await world(t);
+  const h = w.chain([
+    { id: 'nokeys', kind: 'openai', base_url: w.oai.baseURL },
+    { id: 'local', kind: 'local' },
+  ]);
+  const { error } = await drain(h.chain.chat(ask));
+  assert.ok(error instanceof ChainExhaustedError);
+  assert.deepEqual(error.attempts.map((a) => a.errorClass), ['auth', 'unknown']);
+  assert.match(error.attempts[0]!.message, /svc key add nokeys/);
+});
+
+test('a local provider and a keyless server take part without keys', async (t) => {
+  const w = await world(t);
+  const local: Provider = {
+    id: 'local',
+    kind: 'local',
+    async *chat() {
+      yield* [];
+      throw new ProviderError('unknown', 'no intent matched', 'local');
+    },
+    listModels: () => Promise.resolve(['intents']),
+  };
+  const h = buildChain({
+    settings: providerSettings([{ id: 'local', kind: 'local' }, { id: 'ollama', kind: 'openai', base_url: w.oai.baseURL, keyless: true }]),
+    store: w.store.store,
+    vault: w.vault,
+    local,
+  });
+  const events = await collect(h.chain.chat(ask));
+  assert.equal((events.at(-1) as { provider: string }).provider, 'ollama');
+  assert.equal(w.oai.requests[0]!.apiKey, 'no-key');
+});
