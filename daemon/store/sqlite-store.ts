@@ -6,6 +6,7 @@
 import sqlite from 'node-sqlite3-wasm';
 import type { Logger } from 'pino';
 import type { Db, Migration, RunResult, SqlParams, SqlValue, Store } from './store';
+import { rollbackHotJournal, type JournalRecovery } from './hot-journal';
 
 type Statement = ReturnType<sqlite.Database['prepare']>;
 
@@ -40,11 +41,16 @@ export class SqliteStore implements Store {
   private batch: Pending[] | null = null;
   private readonly groupCommit: boolean;
   private readonly logger: Logger | undefined;
+  /** What opening found: a leftover journal rolled back, discarded, or none (hot-journal.ts). */
+  readonly recovery: JournalRecovery;
 
   constructor(
     readonly path: string,
     options: SqliteStoreOptions = {},
   ) {
+    // node-sqlite3-wasm would read past a journal left by kill -9 instead of rolling it back.
+    this.recovery = rollbackHotJournal(path);
+    if (this.recovery.state !== 'none') options.logger?.warn({ recovery: this.recovery }, 'found the journal of a transaction interrupted by a crash');
     this.db = new sqlite.Database(path);
     this.groupCommit = options.groupCommit ?? true;
     this.logger = options.logger;
