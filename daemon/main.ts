@@ -23,6 +23,14 @@ import { memoryRoutes } from './http/memory-routes';
 import { createProviderChain } from './providers/create-provider-chain';
 import { LocalProvider } from './providers/local/local-provider';
 import { providerRoutes } from './http/provider-routes';
+import { Agent } from './agent/agent';
+import { emptyDevices } from './agent/ports';
+import { vaultSecrets } from './agent/tools/secret-scrubber';
+import { IdentityFiles } from './identity/identity-files';
+import { DigitalTwin } from './identity/digital-twin';
+import { sessionRoutes } from './ws/session-routes';
+import { dashboardRoutes } from './http/dashboard-routes';
+import { identityRoutes } from './http/identity-routes';
 
 declare const __SVC_VERSION__: string;
 export const VERSION = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
@@ -121,8 +129,26 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     embeddingApiKey: embeddingKey && vaultStatus.state === 'ok' ? vault.get('providers', embeddingKey) : undefined,
   });
   parts.push(...memory.parts);
+  const identity = new IdentityFiles(home);
+  const created = identity.start();
+  if (created.length > 0) logger.info({ created }, 'created identity files from templates; edit them or run `svc setup`');
   // The failover chain (docs/providers.md): providers.chain is the Provider the turn loop streams from.
   const providers = createProviderChain({ settings: settings.providers, vault, store, metrics, logger, local: new LocalProvider(), reloadVault: () => vault.open().state });
+  const agent = new Agent({
+    provider: providers.chain,
+    memory: memory.memory,
+    identity,
+    devices: emptyDevices,
+    store,
+    metrics,
+    logger: logger.child({ part: 'agent' }),
+    settings: settings.agent,
+    brain: { version: VERSION, uptimeSeconds: () => lifecycle.uptimeSeconds(), stopping: () => lifecycle.stopping },
+    secrets: vaultSecrets(vault, [apiToken]),
+  });
+  // Listed before http: stop runs in reverse, so sockets close first, then sessions end and write their episodes.
+  parts.push({ name: 'agent', start: () => agent.start(), stop: () => agent.stop() });
+  const ws = settings.agent.websocket;
   const app = await buildApp({
     logger,
     version: VERSION,
@@ -131,7 +157,13 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     metricsPublic: settings.metrics.public,
     lifecycle,
     bodyLimit: settings.server.body_limit_bytes,
-    routes: [memoryRoutes(memory), providerRoutes(providers)],
+    routes: [
+      memoryRoutes(memory),
+      providerRoutes(providers),
+      sessionRoutes({ sessions: agent.sessions, logger: logger.child({ part: 'ws' }), options: { heartbeatMs: ws.heartbeat_ms, maxBufferedBytes: ws.max_buffered_bytes } }),
+      dashboardRoutes({ agent, identity }),
+      identityRoutes({ files: identity, twin: new DigitalTwin(identity, agent.memory) }),
+    ],
   });
   parts.push(httpPart(app, settings, logger));
   await startParts(parts, logger);

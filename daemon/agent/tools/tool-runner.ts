@@ -56,7 +56,8 @@ export class ToolRunner {
       const ui = outcome.ui ? this.deps.scrubber.scrubValue(outcome.ui) : undefined;
       return { ...this.result(call, tool.safety, 'ok', outcome.summary, outcome.data), ...(ui ? { ui } : {}), sources: outcome.sources ?? [] };
     } catch (err) {
-      if (!(err instanceof ToolFailure)) this.deps.logger.error({ err, tool: call.name, turn_id: ctx.turnId }, 'tool failed');
+      if (err instanceof ToolFailure) return this.result(call, tool.safety, 'error', err.message);
+      this.deps.logger.error({ err, tool: call.name, turn_id: ctx.turnId }, 'tool failed');
       return this.result(call, tool.safety, 'error', `${call.name} failed: ${(err as Error).message}`);
     }
   }
