@@ -26,11 +26,11 @@ export interface ToolResult {
 /** Runs a command to completion (bounded by timeoutMs) and collects its output; never throws on exit codes. */
 export function runTool(command: string, args: readonly string[], opts: { input?: string; cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ToolResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${command} ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 30_000} ms`));
@@ -43,7 +43,13 @@ export function runTool(command: string, args: readonly string[], opts: { input?
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
-    child.stdin.end(opts.input ?? '');
+    if (child.stdin) {
+      // A tool may exit without reading its input (EPIPE); its exit code says what happened.
+      child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EPIPE') reject(err);
+      });
+      child.stdin.end(opts.input);
+    }
   });
 }
 
