@@ -43,9 +43,10 @@ export function resolveHome(env: Env, flag?: string): string {
 
 export class EnvironmentError extends Error {}
 
+/** Decimal digits only: Number() would also take "0x1F" or "1e3" as a port. */
 function port(value: string, name: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new EnvironmentError(`${name}=${value}: expected a port number 0-65535`);
+  const n = /^\d{1,5}$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n > 65535) throw new EnvironmentError(`${name}=${value}: expected a port number 0-65535`);
   return n;
 }
 

@@ -1,0 +1,117 @@
+// applyEnvironment overlays every environment variable the spec names onto validated settings; CLI
+// flags win over both. Spec 4.12 pins the two metrics switches exactly.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { applyEnvironment, envFlag, EnvironmentError, ENVIRONMENT_VARIABLES, resolveHome } from '../../../daemon/config/environment';
+import { parseSettings } from '../../../daemon/config/load-settings';
+import type { Settings } from '../../../daemon/config/settings-schema';
+
+const defaults = parseSettings({});
+const apply = (env: Record<string, string>, base: Settings = defaults, flags: { host?: string; port?: number } = {}): Settings => applyEnvironment(base, env, flags);
+
+test('with no variables the settings are unchanged, frozen, and the input is never mutated', () => {
+  const out = apply({});
+  assert.deepEqual(out, defaults);
+  assert.ok(Object.isFrozen(out));
+  const base = parseSettings({ server: { port: 1234 } });
+  apply({ SVC_PORT: '4321' }, base);
+  assert.equal(base.server.port, 1234);
+});
+
+test('SVC_HOST and SVC_PORT override settings.json; --host and --port override both', () => {
+  const base = parseSettings({ server: { host: '0.0.0.0', port: 1000 } });
+  assert.deepEqual(apply({ SVC_HOST: '::1', SVC_PORT: '2000' }, base).server, { ...base.server, host: '::1', port: 2000 });
+  assert.deepEqual(apply({ SVC_HOST: '::1', SVC_PORT: '2000' }, base, { host: '127.0.0.1', port: 0 }).server, { ...base.server, host: '127.0.0.1', port: 0 });
+  assert.equal(apply({ SVC_PORT: ' 8080 ' }).server.port, 8080);
+  assert.equal(apply({ SVC_PORT: '' }).server.port, defaults.server.port);
+});
+
+test('a bad SVC_PORT is an EnvironmentError naming the variable and its value', () => {
+  for (const value of ['abc', '-1', '65536', '80.5', '0x1F', '1e3', '８０']) {
+    assert.throws(
+      () => apply({ SVC_PORT: value }),
+      (err: unknown) => err instanceof EnvironmentError && err.message === `SVC_PORT=${value}: expected a port number 0-65535`,
+      value,
+    );
+  }
+});
+
+test('SVC_LOG_LEVEL takes a pino level, anything else is an error', () => {
+  assert.equal(apply({ SVC_LOG_LEVEL: 'debug' }).log.level, 'debug');
+  assert.throws(() => apply({ SVC_LOG_LEVEL: 'loud' }), /SVC_LOG_LEVEL=loud: expected one of fatal, error/);
+});
+
+test('SVC_METRICS_ENDPOINT: 0, false and off (any case) silence metrics; anything else keeps them on', () => {
+  for (const off of ['0', 'false', 'off', 'OFF', ' False ']) assert.equal(apply({ SVC_METRICS_ENDPOINT: off }).metrics.endpoint, false, off);
+  for (const on of ['1', 'true', 'on', 'yes']) assert.equal(apply({ SVC_METRICS_ENDPOINT: on }).metrics.endpoint, true, on);
+  const fileOff = parseSettings({ metrics: { endpoint: false } });
+  assert.equal(apply({}, fileOff).metrics.endpoint, false, 'unset keeps settings.json');
+  assert.equal(apply({ SVC_METRICS_ENDPOINT: '' }, fileOff).metrics.endpoint, false, 'empty keeps settings.json');
+  assert.equal(apply({ SVC_METRICS_ENDPOINT: '1' }, fileOff).metrics.endpoint, true);
+});
+
+test('SVC_METRICS_PUBLIC is on only when exactly 1', () => {
+  assert.equal(apply({ SVC_METRICS_PUBLIC: '1' }).metrics.public, true);
+  assert.equal(apply({ SVC_METRICS_PUBLIC: ' 1 ' }).metrics.public, true);
+  for (const value of ['true', 'yes', 'on', '2', '01', '']) assert.equal(apply({ SVC_METRICS_PUBLIC: value }).metrics.public, false, value);
+  const filePublic = parseSettings({ metrics: { public: true } });
+  assert.equal(apply({}, filePublic).metrics.public, true);
+  assert.equal(apply({ SVC_METRICS_PUBLIC: '0' }, filePublic).metrics.public, false);
+});
+
+test('sync, webhooks, hardware and update switches', () => {
+  assert.equal(apply({ SVC_SYNC_DISABLED: '1' }).sync.disabled, true);
+  assert.equal(apply({ SVC_SYNC_DISABLED: 'true' }).sync.disabled, false);
+  assert.deepEqual(apply({ SVC_WEBHOOK_ALLOWED_IPS: ' 10.0.0.0/8, ,192.168.1.5 ,' }).webhooks.allowed_ips, ['10.0.0.0/8', '192.168.1.5']);
+  assert.equal(apply({ SVC_GENERIC_HARDWARE_SKILLS: '0' }).hardware.generic_skills, false);
+  assert.equal(apply({}).hardware.generic_skills, true);
+  assert.equal(apply({ SVC_UPDATE_CHECK: '1' }).update.check, true);
+  assert.equal(apply({ SVC_UPDATE_CHECK: '0' }, parseSettings({ update: { check: true } })).update.check, false);
+});
+
+test('push variables enable and configure Android and iOS', () => {
+  const s = apply({
+    SVC_ANDROID_SERVICE_ACCOUNT_PATH: '/etc/svc/fcm.json',
+    SVC_IOS_KEY_PATH: '/etc/svc/apns.p8',
+    SVC_IOS_KEY_ID: 'KEY123',
+    SVC_IOS_TEAM_ID: 'TEAM456',
+    SVC_IOS_BUNDLE_ID: 'app.svc',
+    SVC_IOS_ENVIRONMENT: 'sandbox',
+  });
+  assert.deepEqual(s.channels.push.android, { enabled: true, service_account_path: '/etc/svc/fcm.json' });
+  assert.deepEqual(s.channels.push.ios, { enabled: true, key_path: '/etc/svc/apns.p8', key_id: 'KEY123', team_id: 'TEAM456', bundle_id: 'app.svc', environment: 'sandbox' });
+  assert.throws(() => apply({ SVC_IOS_ENVIRONMENT: 'staging' }), /SVC_IOS_ENVIRONMENT=staging: expected production or sandbox/);
+});
+
+test('resolveHome: --home, else SVC_HOME, else ~/.svc', () => {
+  assert.equal(resolveHome({ SVC_HOME: '/srv/svc' }, '/tmp/flag'), '/tmp/flag');
+  assert.equal(resolveHome({ SVC_HOME: '/srv/svc' }), '/srv/svc');
+  assert.equal(resolveHome({}), join(homedir(), '.svc'));
+});
+
+test('property: envFlag is off exactly for 0/false/off/no (trimmed, any case), the fallback when unset or blank', () => {
+  const OFF = ['0', 'false', 'off', 'no'];
+  fc.assert(
+    fc.property(fc.oneof(fc.string(), fc.constantFrom(...OFF, ' OFF', 'No ', '')), fc.boolean(), (value, fallback) => {
+      const t = value.trim();
+      const expected = t === '' ? fallback : !OFF.includes(t.toLowerCase());
+      assert.equal(envFlag(value, fallback), expected);
+    }),
+  );
+  assert.equal(envFlag(undefined, true), true);
+});
+
+test('every variable applyEnvironment reads is listed (and so documented) in ENVIRONMENT_VARIABLES', () => {
+  const read = new Set<string>();
+  const env = new Proxy({} as Record<string, string | undefined>, {
+    get: (_target, name) => {
+      if (typeof name === 'string') read.add(name);
+      return undefined;
+    },
+  });
+  applyEnvironment(defaults, env);
+  for (const name of read) assert.ok(name in ENVIRONMENT_VARIABLES, name);
+});
