@@ -106,7 +106,7 @@ test('property: envFlag is off exactly for 0/false/off/no (trimmed, any case), t
 
 test('every variable applyEnvironment reads is listed (and so documented) in ENVIRONMENT_VARIABLES', () => {
   const read = new Set<string>();
-  const env = new Proxy({} as Record<string, string | undefined>, {
+  const env = new Proxy<Record<string, string | undefined>>({}, {
     get: (_target, name) => {
       if (typeof name === 'string') read.add(name);
       return undefined;
