@@ -38,11 +38,14 @@ function factsOf(err: unknown, aborted: AbortCause): FailureFacts {
   if (err instanceof OpenAI.APIConnectionError || err instanceof Anthropic.APIConnectionError) {
     return { message: causeMessage(err), network: true };
   }
+  // instanceof on the SDKs' static class properties yields APIError<any, any, any>: read typed fields.
   if (err instanceof OpenAI.APIError) {
-    return { status: err.status, errorType: err.type, errorCode: err.code ?? undefined, message: err.message, ...retryHeaders(err.headers) };
+    const e = err as { status: number | undefined; type: string | undefined; code: string | null | undefined; headers: Headers | undefined };
+    return { status: e.status, errorType: e.type, errorCode: e.code ?? undefined, message: err.message, ...retryHeaders(e.headers) };
   }
   if (err instanceof Anthropic.APIError) {
-    return { status: err.status, errorType: err.type ?? undefined, errorCode: err.errorCode ?? undefined, message: err.message, ...retryHeaders(err.headers) };
+    const e = err as { status: number | undefined; type: string | null; errorCode: string | null; headers: Headers | undefined };
+    return { status: e.status, errorType: e.type ?? undefined, errorCode: e.errorCode ?? undefined, message: err.message, ...retryHeaders(e.headers) };
   }
   if (err instanceof TypeError || isErrno(err)) return { message: causeMessage(err), network: true };
   return { message: err instanceof Error ? err.message : String(err) };

@@ -27,10 +27,16 @@ export const anthropicErrors = {
 };
 
 export async function startAnthropicServer(): Promise<FakeServer> {
-  let fake: FakeServer | undefined;
-  fake = await startFake((req, res, next) => {
+  const holder: { fake?: FakeServer } = {};
+  const fake: FakeServer = await startFake((req, res, next) => {
     if (req.method === 'GET' && req.path === '/v1/models') {
-      const data = fake!.models.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' }));
+      // Scripted errors apply here too, so a refused key is refused on the model list as well.
+      const r = next();
+      if (r.kind === 'error') {
+        sendJson(res, r.status, r.body, r.headers);
+        return;
+      }
+      const data = holder.fake!.models.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' }));
       sendJson(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
       return;
     }
@@ -40,6 +46,7 @@ export async function startAnthropicServer(): Promise<FakeServer> {
     }
     sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `Not found: ${req.path}` } });
   }, '');
+  holder.fake = fake;
   fake.models = ['claude-fake-haiku', 'claude-fake-sonnet'];
   return fake;
 }
@@ -50,7 +57,7 @@ function messages(req: RecordedRequest, res: ServerResponse, reply: FakeReply): 
     return;
   }
   const send = (event: string, data: Record<string, unknown>): boolean => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-  const model = (reply.kind === 'text' && reply.model) || String(req.body?.model ?? 'claude-fake');
+  const model = (reply.kind === 'text' && reply.model) || (typeof req.body?.model === 'string' ? req.body.model : 'claude-fake');
   startSse(res);
   if (reply.kind === 'stall' && !reply.chunks?.length) return; // headers, then nothing
   send('message_start', {

@@ -120,10 +120,13 @@ export function startSse(res: ServerResponse): void {
 }
 
 export async function startOpenAiServer(): Promise<FakeServer> {
-  let fake: FakeServer | undefined;
-  fake = await startFake((req, res, next) => {
+  const holder: { fake?: FakeServer } = {};
+  const fake: FakeServer = await startFake((req, res, next) => {
     if (req.method === 'GET' && req.path === '/v1/models') {
-      sendJson(res, 200, { object: 'list', data: fake!.models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })) });
+      // Scripted errors apply here too, so a refused key is refused on the model list as well.
+      const r = next();
+      if (r.kind === 'error') sendJson(res, r.status, r.body, r.headers);
+      else sendJson(res, 200, { object: 'list', data: holder.fake!.models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })) });
       return;
     }
     if (req.method === 'POST' && req.path === '/v1/chat/completions') {
@@ -132,6 +135,7 @@ export async function startOpenAiServer(): Promise<FakeServer> {
     }
     sendJson(res, 404, { error: { message: `Unknown request URL: ${req.method} ${req.path}`, type: 'invalid_request_error', param: null, code: 'unknown_url' } });
   }, '/v1');
+  holder.fake = fake;
   fake.models = ['gpt-fake-mini', 'gpt-fake'];
   return fake;
 }
@@ -141,7 +145,7 @@ function chatCompletion(req: RecordedRequest, res: ServerResponse, reply: FakeRe
     sendJson(res, reply.status, reply.body, reply.headers);
     return;
   }
-  const model = (reply.kind === 'text' && reply.model) || String(req.body?.model ?? 'gpt-fake');
+  const model = (reply.kind === 'text' && reply.model) || (typeof req.body?.model === 'string' ? req.body.model : 'gpt-fake');
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}): string =>
     `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra })}\n\n`;
   startSse(res);

@@ -9,7 +9,7 @@ import { parseSettings } from '../../../daemon/config/load-settings';
 const policy: CooldownSettings = parseSettings({}).providers.cooldown;
 const CLASSES: ProviderErrorClass[] = ['rate_limit', 'auth', 'billing', 'overloaded', 'timeout', 'context_overflow', 'bad_request', 'network', 'unknown'];
 
-test('defaults: the documented numbers', () => {
+void test('defaults: the documented numbers', () => {
   assert.equal(cooldownMs('rate_limit', 1, undefined, policy), 60_000);
   assert.equal(cooldownMs('rate_limit', 2, undefined, policy), 120_000);
   assert.equal(cooldownMs('rate_limit', 1, 7000, policy), 7000, 'Retry-After wins');
@@ -36,7 +36,7 @@ const policies = fc.record({
   max_ms: fc.nat({ max: 1e8 }),
 });
 
-test('property: finite, non-negative, never longer than the larger of the cap and the base', () => {
+void test('property: finite, non-negative, never longer than the larger of the cap and the base', () => {
   fc.assert(
     fc.property(policies, fc.constantFrom(...CLASSES), fc.integer({ min: 0, max: 1000 }), fc.option(fc.nat({ max: 1e10 }), { nil: undefined }), (p, c, strikes, retry) => {
       const ms = cooldownMs(c, strikes, retry, p);
@@ -47,7 +47,7 @@ test('property: finite, non-negative, never longer than the larger of the cap an
   );
 });
 
-test('property: backoff never shrinks with more strikes and stops at the cap', () => {
+void test('property: backoff never shrinks with more strikes and stops at the cap', () => {
   fc.assert(
     fc.property(fc.nat({ max: 1e7 }), fc.nat({ max: 1e8 }), fc.integer({ min: 0, max: 200 }), (base, max, strikes) => {
       const a = backoff(base, strikes, max);
@@ -59,7 +59,7 @@ test('property: backoff never shrinks with more strikes and stops at the cap', (
   );
 });
 
-test('property: an honoured Retry-After lies within [floor, cap] and equals the header inside it', () => {
+void test('property: an honoured Retry-After lies within [floor, cap] and equals the header inside it', () => {
   fc.assert(
     fc.property(policies, fc.nat({ max: 2 * RETRY_AFTER_CAP_MS }), fc.integer({ min: 1, max: 50 }), (p, retry, strikes) => {
       const ms = cooldownMs('rate_limit', strikes, retry, p);

@@ -8,7 +8,7 @@ import { classifyFailure, parseRetryAfter, type FailureFacts } from '../../../da
 const NOW = Date.UTC(2025, 0, 1);
 const cls = (f: FailureFacts): string => classifyFailure(f, NOW).errorClass;
 
-test('the documented table: status, body type and transport flags', () => {
+void test('the documented table: status, body type and transport flags', () => {
   assert.equal(cls({ status: 429, message: 'Rate limit reached', errorCode: 'rate_limit_exceeded' }), 'rate_limit');
   assert.equal(cls({ status: 429, message: 'You exceeded your current quota', errorType: 'insufficient_quota', errorCode: 'insufficient_quota' }), 'billing');
   assert.equal(cls({ status: 401, message: 'invalid x-api-key', errorType: 'authentication_error' }), 'auth');
@@ -32,7 +32,7 @@ test('the documented table: status, body type and transport flags', () => {
   assert.equal(cls({ message: 'weird' }), 'unknown');
 });
 
-test('Retry-After: delta-seconds, HTTP-date, retry-after-ms, garbage', () => {
+void test('Retry-After: delta-seconds, HTTP-date, retry-after-ms, garbage', () => {
   assert.equal(parseRetryAfter({ retryAfter: '7' }, NOW), 7000);
   assert.equal(parseRetryAfter({ retryAfter: '1.5' }, NOW), 1500);
   assert.equal(parseRetryAfter({ retryAfter: new Date(NOW + 30_000).toUTCString() }, NOW), 30_000);
@@ -59,7 +59,7 @@ const facts = fc.record(
   { requiredKeys: ['message'] },
 );
 
-test('property: every input gets exactly one known class and a non-negative finite wait', () => {
+void test('property: every input gets exactly one known class and a non-negative finite wait', () => {
   fc.assert(
     fc.property(facts, (f) => {
       const c = classifyFailure(f, NOW);
@@ -70,15 +70,15 @@ test('property: every input gets exactly one known class and a non-negative fini
   );
 });
 
-test('property: the status decides for the unambiguous codes, whatever the body says', () => {
+void test('property: the status decides for the unambiguous codes, whatever the body says', () => {
   fc.assert(
-    fc.property(facts, fc.constantFrom([401, 'auth'], [403, 'auth'], [402, 'billing'], [529, 'overloaded'], [408, 'timeout']), (f, [status, expected]) => {
-      assert.equal(classifyFailure({ ...f, status: status as number }, NOW).errorClass, expected);
+    fc.property(facts, fc.constantFrom<[number, string]>([401, 'auth'], [403, 'auth'], [402, 'billing'], [529, 'overloaded'], [408, 'timeout']), (f, [status, expected]) => {
+      assert.equal(classifyFailure({ ...f, status }, NOW).errorClass, expected);
     }),
   );
 });
 
-test('property: a 429 is a rate limit unless the body says the quota or billing is exhausted', () => {
+void test('property: a 429 is a rate limit unless the body says the quota or billing is exhausted', () => {
   fc.assert(
     fc.property(fc.string().filter((s) => !/quota|billing|credit|payment/i.test(s)), fc.nat({ max: 100_000 }), (message, seconds) => {
       const c = classifyFailure({ status: 429, message, retryAfter: String(seconds) }, NOW);
@@ -88,7 +88,7 @@ test('property: a 429 is a rate limit unless the body says the quota or billing 
   );
 });
 
-test('property: transport failures without a status are timeout or network, never bad_request', () => {
+void test('property: transport failures without a status are timeout or network, never bad_request', () => {
   fc.assert(
     fc.property(fc.string(), fc.boolean(), (message, timedOut) => {
       const c = classifyFailure({ message, timedOut, network: !timedOut }, NOW).errorClass;

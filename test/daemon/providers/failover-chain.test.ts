@@ -45,11 +45,11 @@ async function world(t: { after: (fn: () => unknown) => void }): Promise<World> 
     clock,
     vault,
     store,
-    chain: (entries = defaults) => buildChain({ settings: providerSettings(entries, { first_token_timeout_ms: 300, idle_timeout_ms: 300 }), store: store.store, vault, now: () => clock.now }),
+    chain: (entries = defaults) => buildChain({ settings: providerSettings(entries, { first_token_timeout_ms: 5000, idle_timeout_ms: 5000 }), store: store.store, vault, now: () => clock.now }),
   };
 }
 
-test('answers from the first provider and key; declares every configured provider to the metrics', async (t) => {
+void test('answers from the first provider and key; declares every configured provider to the metrics', async (t) => {
   const w = await world(t);
   const h = w.chain();
   const events = await collect(h.chain.chat(ask));
@@ -60,7 +60,7 @@ test('answers from the first provider and key; declares every configured provide
   assert.equal(w.ant.requests.length, 0);
 });
 
-test('rotates to the next key on a 429, honours Retry-After, counts svc_llm_429_total, and skips the cooling key', async (t) => {
+void test('rotates to the next key on a 429, honours Retry-After, counts svc_llm_429_total, and skips the cooling key', async (t) => {
   const w = await world(t);
   w.oai.reply((req) => (req.apiKey === 'sk-one-1111111111' ? openAiErrors.rateLimit(7) : textReply('from k2')));
   const h = w.chain();
@@ -77,7 +77,7 @@ test('rotates to the next key on a 429, honours Retry-After, counts svc_llm_429_
   assert.equal(h.state.cooldown({ provider: 'oai', label: 'k1' }), undefined, 'a success forgets the strikes');
 });
 
-test('fails over in order on provider-level failures and puts the provider aside', async (t) => {
+void test('fails over in order on provider-level failures and puts the provider aside', async (t) => {
   const w = await world(t);
   w.oai.reply(() => openAiErrors.overloaded());
   const h = w.chain();
@@ -90,7 +90,7 @@ test('fails over in order on provider-level failures and puts the provider aside
   assert.equal(w.ant.requests.length, 2);
 });
 
-test('consecutive failures double the cooldown; success resets it', async (t) => {
+void test('consecutive failures double the cooldown; success resets it', async (t) => {
   const w = await world(t);
   w.oai.reply(() => openAiErrors.server(500));
   const h = w.chain();
@@ -103,7 +103,7 @@ test('consecutive failures double the cooldown; success resets it', async (t) =>
   assert.equal(second.untilMs - w.clock.now, 60_000);
 });
 
-test('cooldowns persist across a restart: a new chain on the same database skips the key', async (t) => {
+void test('cooldowns persist across a restart: a new chain on the same database skips the key', async (t) => {
   const w = await world(t);
   w.oai.reply((req) => (req.apiKey === 'sk-one-1111111111' ? openAiErrors.auth() : textReply('k2')));
   await collect(w.chain().chain.chat(ask));
@@ -115,7 +115,7 @@ test('cooldowns persist across a restart: a new chain on the same database skips
   assert.equal(restarted.keys.info('oai', 'k1').state, 'disabled');
 });
 
-test('billing on every key of a provider moves on to the next provider', async (t) => {
+void test('billing on every key of a provider moves on to the next provider', async (t) => {
   const w = await world(t);
   w.oai.reply(() => openAiErrors.billing());
   const h = w.chain();
@@ -127,7 +127,7 @@ test('billing on every key of a provider moves on to the next provider', async (
   assert.equal(h.metrics.rateLimits.get('oai'), 2, 'insufficient_quota still arrives as a 429 answer');
 });
 
-test('a bad request is thrown at once: no failover, no cooldown, no exhaustion', async (t) => {
+void test('a bad request is thrown at once: no failover, no cooldown, no exhaustion', async (t) => {
   const w = await world(t);
   w.oai.reply(() => openAiErrors.badRequest());
   const h = w.chain();
@@ -140,7 +140,7 @@ test('a bad request is thrown at once: no failover, no cooldown, no exhaustion',
   assert.equal(h.metrics.exhausted, 0);
 });
 
-test('a context overflow tries the next provider without cooling the first', async (t) => {
+void test('a context overflow tries the next provider without cooling the first', async (t) => {
   const w = await world(t);
   w.oai.reply(() => openAiErrors.contextLength());
   const h = w.chain();
@@ -150,7 +150,7 @@ test('a context overflow tries the next provider without cooling the first', asy
   assert.equal(h.state.all().length, 0);
 });
 
-test('a failure after output is surfaced, never replaced by a second answer', async (t) => {
+void test('a failure after output is surfaced, never replaced by a second answer', async (t) => {
   const w = await world(t);
   w.oai.reply(() => ({ kind: 'stream_error', chunks: ['Half an ans'], error: { type: 'server_error', message: 'overloaded' } }));
   const h = w.chain();
@@ -161,16 +161,19 @@ test('a failure after output is surfaced, never replaced by a second answer', as
   assert.equal(h.state.cooldown({ provider: 'oai', label: null })!.errorClass, 'overloaded', 'still recorded');
 });
 
-test('a stalled provider times out and the next one answers', async (t) => {
+void test('a stalled provider times out and the next one answers', async (t) => {
   const w = await world(t);
   w.oai.reply(() => ({ kind: 'stall' }));
-  const h = w.chain();
+  const h = w.chain([
+    { id: 'oai', kind: 'openai', base_url: w.oai.baseURL, timeout_ms: 200 },
+    { id: 'ant', kind: 'anthropic', base_url: w.ant.baseURL },
+  ]);
   const events = await collect(h.chain.chat(ask));
   assert.equal((events.at(-1) as { provider: string }).provider, 'ant');
   assert.equal(h.state.cooldown({ provider: 'oai', label: null })!.errorClass, 'timeout');
 });
 
-test('exhaustion: ChainExhaustedError with every attempt, counted once; then immediate while cooling', async (t) => {
+void test('exhaustion: ChainExhaustedError with every attempt, counted once; then immediate while cooling', async (t) => {
   const w = await world(t);
   w.oai.reply(() => openAiErrors.rateLimit());
   w.ant.reply(() => anthropicErrors.overloaded());
@@ -187,7 +190,7 @@ test('exhaustion: ChainExhaustedError with every attempt, counted once; then imm
   assert.equal(h.metrics.exhausted, 2);
 });
 
-test('members without keys or without a local provider are reported, not crashed on', async (t) => {
+void test('members without keys or without a local provider are reported, not crashed on', async (t) => {
   const w = await world(t);
   const h = w.chain([
     { id: 'nokeys', kind: 'openai', base_url: w.oai.baseURL },
@@ -199,7 +202,7 @@ test('members without keys or without a local provider are reported, not crashed
   assert.match(error.attempts[0]!.message, /svc key add nokeys/);
 });
 
-test('a local provider and a keyless server take part without keys', async (t) => {
+void test('a local provider and a keyless server take part without keys', async (t) => {
   const w = await world(t);
   const local: Provider = {
     id: 'local',

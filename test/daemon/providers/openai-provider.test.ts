@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import { OpenAiProvider } from '../../../daemon/providers/openai-provider';
 import { ProviderError, type ChatEvent } from '../../../daemon/providers/provider';
-import { openAiErrors, startOpenAiServer, type FakeServer } from '../../fakes/openai-server';
+import { openAiErrors, startOpenAiServer, type FakeReply, type FakeServer } from '../../fakes/openai-server';
 import { collect, drain } from './provider-fixtures';
 
 const SECRET = 'sk-test-0123456789abcdef';
@@ -18,7 +18,7 @@ function adapter(fake: FakeServer, opts: { firstTokenMs?: number; idleMs?: numbe
     apiKey: opts.apiKey === undefined ? SECRET : opts.apiKey,
     keyLabel: 'main',
     model: () => 'gpt-fake-mini',
-    timeouts: { firstTokenMs: opts.firstTokenMs ?? 2000, idleMs: opts.idleMs ?? 2000 },
+    timeouts: { firstTokenMs: opts.firstTokenMs ?? 5000, idleMs: opts.idleMs ?? 5000 },
   });
 }
 
@@ -28,7 +28,7 @@ async function withFake(t: { after: (fn: () => Promise<void>) => void }): Promis
   return fake;
 }
 
-test('streams text deltas and closes with done (usage, model, provider)', async (t) => {
+void test('streams text deltas and closes with done (usage, model, provider)', async (t) => {
   const fake = await withFake(t);
   const events = await collect(adapter(fake).chat({ messages: [{ role: 'user', content: 'hi' }] }));
   assert.deepEqual(events.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text), ['Hello', ' from', ' fake']);
@@ -39,7 +39,7 @@ test('streams text deltas and closes with done (usage, model, provider)', async 
   assert.equal(req.body?.model, 'gpt-fake-mini');
 });
 
-test('assembles streamed tool_call argument deltas into whole ToolCall events, in index order', async (t) => {
+void test('assembles streamed tool_call argument deltas into whole ToolCall events, in index order', async (t) => {
   const fake = await withFake(t);
   fake.queue({
     kind: 'tool_calls',
@@ -58,7 +58,7 @@ test('assembles streamed tool_call argument deltas into whole ToolCall events, i
   assert.equal((events.at(-1) as { finish_reason: string }).finish_reason, 'tool_calls');
 });
 
-test('maps messages and TypeBox tool specs to the Chat Completions request', async (t) => {
+void test('maps messages and TypeBox tool specs to the Chat Completions request', async (t) => {
   const fake = await withFake(t);
   const params = Type.Object({ city: Type.String({ description: 'City name' }) });
   await collect(
@@ -88,7 +88,7 @@ test('maps messages and TypeBox tool specs to the Chat Completions request', asy
   ]);
 });
 
-const cases: [string, () => import('../../fakes/openai-server').FakeReply, string, number | undefined][] = [
+const cases: [string, () => FakeReply, string, number | undefined][] = [
   ['429 with Retry-After', () => openAiErrors.rateLimit(7), 'rate_limit', 429],
   ['401 invalid key', openAiErrors.auth, 'auth', 401],
   ['429 insufficient_quota', openAiErrors.billing, 'billing', 429],
@@ -100,7 +100,7 @@ const cases: [string, () => import('../../fakes/openai-server').FakeReply, strin
 ];
 
 for (const [name, reply, expected, status] of cases) {
-  test(`classifies ${name} as ${expected}`, async (t) => {
+  void test(`classifies ${name} as ${expected}`, async (t) => {
     const fake = await withFake(t);
     fake.queue(reply());
     const { events, error } = await drain(adapter(fake).chat({ messages: [{ role: 'user', content: 'x' }] }));
@@ -115,7 +115,7 @@ for (const [name, reply, expected, status] of cases) {
   });
 }
 
-test('an error inside the stream after text surfaces as a ProviderError after the text', async (t) => {
+void test('an error inside the stream after text surfaces as a ProviderError after the text', async (t) => {
   const fake = await withFake(t);
   fake.queue({ kind: 'stream_error', chunks: ['partial'], error: { type: 'server_error', message: 'overloaded mid-stream' } });
   const { events, error } = await drain(adapter(fake).chat({ messages: [{ role: 'user', content: 'x' }] }));
@@ -124,16 +124,16 @@ test('an error inside the stream after text surfaces as a ProviderError after th
   assert.equal(error.errorClass, 'overloaded');
 });
 
-test('a server that sends headers and then nothing times out at the first-token timeout', async (t) => {
+void test('a server that sends headers and then nothing times out at the first-token timeout', async (t) => {
   const fake = await withFake(t);
   fake.queue({ kind: 'stall' });
-  const { error } = await drain(adapter(fake, { firstTokenMs: 2000, idleMs: 150 }).chat({ messages: [{ role: 'user', content: 'x' }] }));
+  const { error } = await drain(adapter(fake, { firstTokenMs: 300, idleMs: 5000 }).chat({ messages: [{ role: 'user', content: 'x' }] }));
   assert.ok(error instanceof ProviderError);
   assert.equal(error.errorClass, 'timeout');
   assert.match(error.message, /first-token/);
 });
 
-test('a stream that stalls between chunks times out at the idle timeout, after the text it sent', async (t) => {
+void test('a stream that stalls between chunks times out at the idle timeout, after the text it sent', async (t) => {
   const fake = await withFake(t);
   fake.queue({ kind: 'stall', chunks: ['one', 'two'] });
   const { events, error } = await drain(adapter(fake, { idleMs: 150 }).chat({ messages: [{ role: 'user', content: 'x' }] }));
@@ -143,7 +143,7 @@ test('a stream that stalls between chunks times out at the idle timeout, after t
   assert.match(error.message, /idle/);
 });
 
-test('no answer at all before the first-token timeout (server holds the request) is a timeout', async (t) => {
+void test('no answer at all before the first-token timeout (server holds the request) is a timeout', async (t) => {
   const { createServer } = await import('node:http');
   const server = createServer(() => undefined);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -156,7 +156,7 @@ test('no answer at all before the first-token timeout (server holds the request)
   assert.match(error.message, /first-token/);
 });
 
-test('a dropped connection mid-stream and a refused connection are network failures', async (t) => {
+void test('a dropped connection mid-stream and a refused connection are network failures', async (t) => {
   const fake = await withFake(t);
   fake.queue({ kind: 'drop', chunks: ['half'] });
   const dropped = await drain(adapter(fake).chat({ messages: [{ role: 'user', content: 'x' }] }));
@@ -168,7 +168,7 @@ test('a dropped connection mid-stream and a refused connection are network failu
   assert.equal(error.errorClass, 'network');
 });
 
-test('a caller abort ends the stream without a ProviderError', async (t) => {
+void test('a caller abort ends the stream without a ProviderError', async (t) => {
   const fake = await withFake(t);
   fake.queue({ kind: 'stall', chunks: ['a'] });
   const ac = new AbortController();
@@ -186,7 +186,7 @@ test('a caller abort ends the stream without a ProviderError', async (t) => {
   assert.ok(!(error instanceof ProviderError), 'an abort is not a provider failure');
 });
 
-test('lists models; a keyless server gets a placeholder key', async (t) => {
+void test('lists models; a keyless server gets a placeholder key', async (t) => {
   const fake = await withFake(t);
   assert.deepEqual(await adapter(fake).listModels(), ['gpt-fake', 'gpt-fake-mini']);
   await adapter(fake, { apiKey: null }).listModels();

@@ -64,7 +64,7 @@ export function tempStore(): { store: SqliteStore; dir: string; reopen: () => Sq
 }
 
 export function providerSettings(chain: ProviderEntry[], overrides: Partial<Omit<ProvidersSettings, 'chain'>> = {}): ProvidersSettings {
-  const s = parseSettings({ providers: { chain, first_token_timeout_ms: 2000, idle_timeout_ms: 2000, ...overrides } });
+  const s = parseSettings({ providers: { chain, first_token_timeout_ms: 5000, idle_timeout_ms: 5000, ...overrides } });
   return s.providers;
 }
 
