@@ -20,7 +20,9 @@ export async function stopParts(parts: readonly Part[], logger: Logger, timeoutM
     if (!part.stop) continue;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs).unref();
+      // Not unref'd: a stop that hangs on something holding no handle must not let the process
+      // exit before the remaining parts (the store last of all) have stopped.
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
     });
     try {
       const result = await Promise.race([Promise.resolve(part.stop()).then(() => 'ok' as const), timedOut]);
