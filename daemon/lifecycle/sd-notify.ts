@@ -13,12 +13,19 @@ export interface Notifier {
   stop(): void;
 }
 
-export function createNotifier(env: { NOTIFY_SOCKET?: string | undefined; WATCHDOG_USEC?: string | undefined }, logger: Logger, binary = 'systemd-notify'): Notifier {
+export function createNotifier(
+  env: { NOTIFY_SOCKET?: string | undefined; WATCHDOG_USEC?: string | undefined; PATH?: string | undefined },
+  logger: Logger,
+  binary = 'systemd-notify',
+): Notifier {
   const timers: NodeJS.Timeout[] = [];
   let broken = false;
   const send = (...assignments: string[]): void => {
     if (!env.NOTIFY_SOCKET || broken) return;
-    const child = spawn(binary, [`--pid=${process.pid}`, ...assignments], { stdio: 'ignore', env: { ...process.env, NOTIFY_SOCKET: env.NOTIFY_SOCKET } });
+    // The child gets only what it needs: never the brain's secrets (SVC_VAULT_KEY, SVC_API_TOKEN).
+    // Without PATH, node looks the binary up in /usr/bin:/bin.
+    const childEnv = { NOTIFY_SOCKET: env.NOTIFY_SOCKET, ...(env.PATH ? { PATH: env.PATH } : {}) };
+    const child = spawn(binary, [`--pid=${process.pid}`, ...assignments], { stdio: 'ignore', env: childEnv });
     child.on('error', (err) => {
       broken = true;
       logger.warn({ err }, `cannot notify systemd (${binary} unavailable)`);

@@ -2,7 +2,7 @@
 // binary: what systemd would receive for Type=notify with WatchdogSec= (sd_notify(3), STYLE.md 13).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -85,4 +85,25 @@ void test('a missing systemd-notify binary is logged once and then left alone, n
   assert.equal(entry.level, 40);
   assert.match(entry.msg, /cannot notify systemd/);
   assert.deepEqual(sock.datagrams(), []);
+});
+
+void test('the systemd-notify child sees $NOTIFY_SOCKET and $PATH only, never the brain\'s secrets', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-notify-env-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const fake = join(dir, 'fake-systemd-notify');
+  writeFileSync(fake, `#!/bin/sh\nenv > ${join(dir, 'env.txt')}\n`);
+  chmodSync(fake, 0o755);
+  const before = process.env.SVC_VAULT_KEY;
+  process.env.SVC_VAULT_KEY = 'a'.repeat(64);
+  t.after(() => (before === undefined ? delete process.env.SVC_VAULT_KEY : (process.env.SVC_VAULT_KEY = before)));
+  const notifier = createNotifier({ NOTIFY_SOCKET: join(dir, 'notify.sock'), PATH: '/usr/bin:/bin' }, capturingLogger().logger, fake);
+  t.after(() => notifier.stop());
+  notifier.stopping();
+  for (let i = 0; i < 250 && !existsSync(join(dir, 'env.txt')); i++) await new Promise((r) => setTimeout(r, 20));
+  const names = readFileSync(join(dir, 'env.txt'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.slice(0, l.indexOf('=')))
+    .filter((n) => n !== 'PWD' && n !== 'SHLVL' && n !== '_'); // set by sh itself
+  assert.deepEqual(names.sort(), ['NOTIFY_SOCKET', 'PATH']);
 });
