@@ -4,7 +4,12 @@ import sade from 'sade';
 import { resolveConnection, BrainUnreachableError, type GlobalFlags } from './connection';
 import { startBrain, stopBrain, status } from './commands/brain';
 import { doctor } from './commands/doctor';
+import { registerKeyCommands } from './commands/key';
+import { registerModelCommands } from './commands/models';
 import { closestCommand, EXIT_USAGE } from './usage';
+import { oneShot, repl, type ChatIo } from './commands/chat';
+import { setup, isFirstRun } from './commands/setup';
+import { identity } from './commands/identity';
 
 declare const __SVC_VERSION__: string;
 const VERSION = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
@@ -54,8 +59,29 @@ prog
     const port = portOf(o);
     const c = conn(o);
     const target = port !== undefined && !o.url ? { ...c, url: `http://${o.host && o.host !== '0.0.0.0' ? o.host : '127.0.0.1'}:${port}` } : c;
-    exit(await startBrain(target, { host: o.host, port }, process.stdout));
+    const code = await startBrain(target, { host: o.host, port }, process.stdout);
+    // Spec 4.14: then the REPL, after setup on the first run — only with a person at a terminal.
+    if (code !== 0 || !chatIo().interactive) return exit(code);
+    if (isFirstRun(target.home)) {
+      const s = await setup(target, { out: process.stdout, interactive: true, restart: () => restartBrain(target, port) });
+      if (s !== 0) return exit(s);
+    }
+    exit(await repl(target, chatIo()));
   });
+
+prog
+  .command('chat', 'Interactive chat (what `svc` with no arguments runs); --session resumes an open session')
+  .option('--session', 'Id of an open session to join')
+  .action(async (o: Opts) => exit(await repl(conn(o), chatIo(), typeof o.session === 'string' ? o.session : '')));
+
+prog
+  .command('setup', 'Wizard: your name, the assistant name and persona, model provider and key (no TTY: keeps defaults)')
+  .action(async (o: Opts) => exit(await setup(conn(o), { out: process.stdout, interactive: chatIo().interactive, restart: () => restartBrain(conn(o), undefined) })));
+
+prog
+  .command('identity [action] [file]', 'Agent name, personality, rules, style; actions: user, soul, set-user <file>, set-soul <file>')
+  .option('--json', 'Machine-readable output')
+  .action(async (action: string | undefined, file: string | undefined, o: Opts) => exit(await identity(conn(o), action, file, o.json === true, process.stdout, process.stderr)));
 
 prog.command('stop', 'Stop the brain started on this $SVC_HOME (SIGTERM, waits for exit)').action(async (o: Opts) => exit(await stopBrain(conn(o), process.stdout)));
 
@@ -69,18 +95,54 @@ prog
   .option('--json', 'Machine-readable output')
   .action(async (o: Opts) => exit(await doctor(conn(o), env, o.json === true, process.stdout)));
 
-const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor'];
+const commandContext = { conn, exit, usageError, out: process.stdout, err: process.stderr, stdin: process.stdin, env };
+registerKeyCommands(prog, commandContext);
+registerModelCommands(prog, commandContext);
+
+const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor', 'chat', 'setup', 'identity', 'key', 'models'];
+
+const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
+
+/** Restarts a brain this CLI manages on $SVC_HOME so settings.json changes apply. */
+async function restartBrain(c: ReturnType<typeof conn>, port: number | undefined): Promise<boolean> {
+  if ((await stopBrain(c, process.stdout)) !== 0) return false;
+  const urlPort = Number(new URL(c.url).port) || undefined;
+  return (await startBrain(c, { port: port ?? urlPort }, process.stdout)) === 0;
+}
+
+const VALUE_FLAGS = new Set(['--url', '--home']);
+
+/** Splits argv into words and global flags for the default actions (sade needs a command name). */
+function scanArgs(args: readonly string[]): { words: string[]; flags: Opts; meta: boolean } {
+  const words: string[] = [];
+  const flags: Opts = {};
+  let meta = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const [name, inline] = a.startsWith('--') ? (a.split(/=(.*)/s) as [string, string | undefined]) : [a, undefined];
+    if (VALUE_FLAGS.has(name)) flags[name.slice(2)] = inline ?? args[++i];
+    else if (['-h', '--help', '-v', '--version'].includes(a)) meta = true;
+    else if (a.startsWith('-') && words.length === 0) meta = true; // an unknown flag: let sade report it
+    else words.push(a);
+  }
+  return { words, flags, meta };
+}
+
 
 async function main(argv: string[]): Promise<void> {
-  const first = argv[2];
-  if (first !== undefined && !first.startsWith('-') && !COMMANDS.includes(first)) {
+  const { words, flags, meta } = scanArgs(argv.slice(2));
+  const first = words[0];
+  if (!meta && first === undefined) return exit(await repl(conn(flags), chatIo()));
+  if (!meta && first !== undefined && !COMMANDS.includes(first)) {
+    // Spec 4.14 svc '<message>': a first word that is no command, and no near-typo of one, is a message.
     const hint = closestCommand(first, COMMANDS);
-    usageError(`unknown command '${first}'${hint ? `; did you mean '${hint}'?` : ''}`);
+    if (hint) usageError(`unknown command '${first}'; did you mean '${hint}'?`);
+    return exit(await oneShot(conn(flags), words.join(' '), chatIo()));
   }
   const run = prog.parse(argv, {
     lazy: true,
     boolean: ['json'],
-    string: ['url', 'home', 'host', 'port'],
+    string: ['url', 'home', 'host', 'port', 'session'],
     unknown: (flag: string) => usageError(`unknown option ${flag}`),
   });
   if (!run) return; // --help or --version was printed

@@ -51,3 +51,19 @@ export const TwinProfile = Type.Object({
   ready: Type.Boolean({ description: 'false while USER.md is still the empty template' }),
 });
 export type TwinProfile = Static<typeof TwinProfile>;
+
+/** PATCH /api/identity/soul: set persona fields; the brain rewrites SOUL.md's sections (svc setup). */
+export const SoulPatch = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 80, pattern: '^[^\\n]+$' })),
+    personality: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+    rules: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500, pattern: '^[^\\n]+$' }), { maxItems: 50 })),
+    style: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type SoulPatch = Static<typeof SoulPatch>;
+
+/** PATCH /api/identity/user: set the `Name:` line of USER.md, leaving the rest as the user wrote it. */
+export const UserPatch = Type.Object({ name: Type.String({ minLength: 1, maxLength: 120, pattern: '^[^\\n]+$' }) }, { additionalProperties: false });
+export type UserPatch = Static<typeof UserPatch>;

@@ -1,11 +1,11 @@
 // /api/identity (spec 4.5, 2.11): USER.md, SOUL.md and the digital twin. PUT on SOUL.md is an
-// addition to the spec's table (the setup wizard sets the assistant's name and persona through it);
-// docs/protocol.md documents both PUTs and their revision check.
+// addition to the spec's table, and so are the PATCHes that set single fields (the setup wizard sets the
+// user's and the assistant's name and persona through them); docs/protocol.md documents them all.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { IdentityFile, IdentityPut, Soul, TwinAnswer, TwinProfile, TwinQuestion } from '../../protocol/identity';
+import { IdentityFile, IdentityPut, Soul, SoulPatch, TwinAnswer, TwinProfile, TwinQuestion, UserPatch } from '../../protocol/identity';
 import type { IdentityFiles } from '../identity/identity-files';
 import type { DigitalTwin } from '../identity/digital-twin';
-import { parseSoul } from '../identity/identity-text';
+import { parseSoul, renderSoul, withUserName } from '../identity/identity-text';
 
 export interface IdentityRouteDeps {
   files: IdentityFiles;
@@ -30,6 +30,17 @@ export const identityRoutes =
 
     app.put('/api/identity/soul', { schema: { body: IdentityPut, response: { 200: Soul } } }, async (request) => {
       deps.files.write('SOUL.md', request.body.content, request.body.revision);
+      return soul();
+    });
+
+    app.patch('/api/identity/user', { schema: { body: UserPatch, response: { 200: IdentityFile } } }, async (request) => {
+      const current = deps.files.read('USER.md');
+      return deps.files.write('USER.md', withUserName(current.content, request.body.name), current.revision);
+    });
+
+    app.patch('/api/identity/soul', { schema: { body: SoulPatch, response: { 200: Soul } } }, async (request) => {
+      const current = deps.files.read('SOUL.md');
+      deps.files.write('SOUL.md', renderSoul({ ...parseSoul(current.content), ...request.body }), current.revision);
       return soul();
     });
 
