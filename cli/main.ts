@@ -6,8 +6,6 @@ import { startBrain, stopBrain, status } from './commands/brain';
 import { doctor } from './commands/doctor';
 import { registerKeyCommands } from './commands/key';
 import { registerModelCommands } from './commands/models';
-import { registerKeyCommands } from './commands/key';
-import { registerModelCommands } from './commands/models';
 import { closestCommand, EXIT_USAGE } from './usage';
 import { oneShot, repl, type ChatIo } from './commands/chat';
 import { setup, isFirstRun } from './commands/setup';
@@ -101,11 +99,7 @@ const commandContext = { conn, exit, usageError, out: process.stdout, err: proce
 registerKeyCommands(prog, commandContext);
 registerModelCommands(prog, commandContext);
 
-const commandContext = { conn, exit, usageError, out: process.stdout, err: process.stderr, stdin: process.stdin, env };
-registerKeyCommands(prog, commandContext);
-registerModelCommands(prog, commandContext);
-
-const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor', 'chat', 'setup', 'identity', 'key', 'models', 'key', 'models'];
+const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor', 'chat', 'setup', 'identity', 'key', 'models'];
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
