@@ -8,6 +8,7 @@ import type { ChainMember, ChainSlot } from './failover-chain';
 import type { KeyRing } from './key-ring';
 import { OpenAiProvider, OPENAI_DEFAULT_MODEL, type AdapterConfig } from './openai-provider';
 import type { Provider } from './provider';
+import { LOCAL_MODEL } from './local/local-provider';
 import type { ProviderState } from './provider-state';
 
 export type ProvidersSettings = Settings['providers'];
@@ -38,7 +39,7 @@ export class ProviderRegistry {
 
   /** The model a call uses when the request names none: pin > settings > built-in default. */
   model(e: ProviderEntry): string {
-    return this.deps.state.pinnedModel(e.id) ?? e.model ?? (e.kind === 'anthropic' ? ANTHROPIC_DEFAULT_MODEL : e.kind === 'openai' ? OPENAI_DEFAULT_MODEL : 'local');
+    return this.deps.state.pinnedModel(e.id) ?? e.model ?? (e.kind === 'anthropic' ? ANTHROPIC_DEFAULT_MODEL : e.kind === 'openai' ? OPENAI_DEFAULT_MODEL : LOCAL_MODEL);
   }
 
   members(): readonly ChainMember[] {
