@@ -66,6 +66,9 @@ function configure(flags: ServeFlags): { home: string; settings: Settings } {
   }
 }
 
+/** Set once run() holds $SVC_HOME; released if startup then fails, so no stale pid file is left. */
+let heldLock: InstanceLock | null = null;
+
 /** Runs the brain in the foreground until SIGTERM/SIGINT. */
 export async function serve(flags: ServeFlags): Promise<void> {
   let home: string;
@@ -81,6 +84,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   try {
     await run(home, settings, logger);
   } catch (err) {
+    heldLock?.release();
     if (err instanceof StartupError) {
       logger.fatal(err.message);
       logger.flush();
@@ -96,6 +100,7 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
   const lock = new InstanceLock(home);
   try {
     if (lock.acquire()) logger.warn({ home }, 'took over the lock of a brain that is no longer running');
+    heldLock = lock;
   } catch (err) {
     if (err instanceof InstanceLockedError) throw new StartupError(err.message, EXIT_LOCKED);
     throw err;
