@@ -46,7 +46,7 @@ const isEnvName = (token: string): boolean => /^[A-Z][A-Z0-9_]*$/.test(token);
 
 void test('docs/configuration.md has a row for every settings.json key, with the schema default', () => {
   const table = rows(doc('configuration.md'));
-  const keys = settingsKeys(SettingsSchema as JsonSchema);
+  const keys = settingsKeys(SettingsSchema);
   assert.ok(keys.length > 10, 'the schema walk found the keys');
   const missing = keys.filter((k) => !table.has(k.path)).map((k) => k.path);
   assert.deepEqual(missing, [], `settings keys missing from docs/configuration.md: ${missing.join(', ')}`);
@@ -57,7 +57,7 @@ void test('docs/configuration.md has a row for every settings.json key, with the
 });
 
 void test('docs/configuration.md lists no settings key the schema does not have', () => {
-  const known = new Set(settingsKeys(SettingsSchema as JsonSchema).map((k) => k.path));
+  const known = new Set(settingsKeys(SettingsSchema).map((k) => k.path));
   const stale = [...rows(doc('configuration.md')).keys()].filter((t) => !isEnvName(t) && !known.has(t));
   assert.deepEqual(stale, [], `rows for keys that do not exist: ${stale.join(', ')}`);
 });
