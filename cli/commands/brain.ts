@@ -4,7 +4,7 @@ import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HealthResponse } from '../../protocol/health';
 import { callBrain, BrainUnreachableError, type Connection } from '../connection';
-import { readLock } from '../../daemon/store/instance-lock';
+import { lockOwner, readLock } from '../../daemon/store/instance-lock';
 import { BRAIN_ENV, BRAIN_NODE_FLAGS } from '../brain-runtime';
 
 export async function health(conn: Connection, timeoutMs = 1000): Promise<HealthResponse | null> {
@@ -61,16 +61,19 @@ export async function startBrain(conn: Connection, opts: StartOptions, out: Node
 
 /** Sends SIGTERM to the brain that holds $SVC_HOME and waits for it to exit. */
 export async function stopBrain(conn: Connection, out: NodeJS.WritableStream): Promise<number> {
-  const info = readLock(join(conn.home, 'brain.pid'));
-  if (!info) {
-    out.write(`no brain is running on ${conn.home}\n`);
+  // lockOwner checks that the recorded pid is alive AND started when the brain did: a stale pid file
+  // may name a pid the kernel has since given to an unrelated process, which must not be signalled.
+  const pid = lockOwner(conn.home);
+  if (pid === null) {
+    const stale = readLock(join(conn.home, 'brain.pid')) !== null;
+    out.write(`no brain is running on ${conn.home}${stale ? ' (stale pid file)' : ''}\n`);
     return 0;
   }
   try {
-    process.kill(info.pid, 'SIGTERM');
+    process.kill(pid, 'SIGTERM');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') {
-      out.write(`no brain is running on ${conn.home} (stale pid file)\n`);
+      out.write(`no brain is running on ${conn.home} (it exited meanwhile)\n`);
       return 0;
     }
     throw err;
@@ -78,19 +81,19 @@ export async function stopBrain(conn: Connection, out: NodeJS.WritableStream): P
   for (let i = 0; i < 120; i++) {
     await new Promise((r) => setTimeout(r, 50));
     try {
-      process.kill(info.pid, 0);
+      process.kill(pid, 0);
     } catch {
-      out.write(`brain stopped (pid ${info.pid})\n`);
+      out.write(`brain stopped (pid ${pid})\n`);
       return 0;
     }
   }
-  out.write(`brain (pid ${info.pid}) did not stop within 6 s\n`);
+  out.write(`brain (pid ${pid}) did not stop within 6 s\n`);
   return 1;
 }
 
 export async function status(conn: Connection, json: boolean, out: NodeJS.WritableStream): Promise<number> {
   const h = await health(conn, 2000);
-  const pid = readLock(join(conn.home, 'brain.pid'))?.pid ?? null;
+  const pid = lockOwner(conn.home);
   if (json) {
     out.write(`${JSON.stringify({ running: h !== null, url: conn.url, home: conn.home, pid: h ? pid : null, health: h })}\n`);
     return h ? 0 : 1;
