@@ -28,6 +28,11 @@ export interface ProviderRoutesDeps {
   models: ModelAdmin;
 }
 
+/** A POST whose body is optional may come without one: validate it as `{}`. */
+const emptyBody = async (req: { body: unknown }): Promise<void> => {
+  req.body ??= {};
+};
+
 const errors = { 400: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 422: ErrorEnvelope, 502: ErrorEnvelope };
 
 export const providerRoutes =
@@ -49,18 +54,18 @@ export const providerRoutes =
       return { provider: req.params.provider, label: req.params.label, removed: true as const };
     });
 
-    app.post('/api/providers/cooldowns/reset', { schema: { body: Type.Optional(ProviderFilterBody), response: { 200: ResetCooldownsResponse } } }, async (req) => ({
-      cleared: await deps.keys.resetCooldowns(req.body?.provider),
+    app.post('/api/providers/cooldowns/reset', { preValidation: emptyBody, schema: { body: ProviderFilterBody, response: { 200: ResetCooldownsResponse } } }, async (req) => ({
+      cleared: await deps.keys.resetCooldowns(req.body.provider),
     }));
 
-    app.post('/api/providers/keys/recover', { schema: { body: Type.Optional(ProviderFilterBody), response: { 200: RecoverResponse } } }, async (req) =>
-      deps.keys.recover(req.body?.provider),
+    app.post('/api/providers/keys/recover', { preValidation: emptyBody, schema: { body: ProviderFilterBody, response: { 200: RecoverResponse } } }, async (req) =>
+      deps.keys.recover(req.body.provider),
     );
 
     app.get('/api/providers/:provider/models', { schema: { params: ProviderParams, response: { 200: ModelsResponse, ...errors } } }, async (req) => deps.models.list(req.params.provider));
 
-    app.post('/api/providers/:provider/models/test', { schema: { params: ProviderParams, body: Type.Optional(ModelTestBody), response: { 200: ModelTestResponse, ...errors } } }, async (req) =>
-      deps.models.test(req.params.provider, req.body?.model),
+    app.post('/api/providers/:provider/models/test', { preValidation: emptyBody, schema: { params: ProviderParams, body: ModelTestBody, response: { 200: ModelTestResponse, ...errors } } }, async (req) =>
+      deps.models.test(req.params.provider, req.body.model),
     );
 
     app.put('/api/providers/:provider/model-pin', { schema: { params: ProviderParams, body: PinBody, response: { 200: PinResponse, ...errors } } }, async (req) =>

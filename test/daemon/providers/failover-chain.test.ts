@@ -8,6 +8,7 @@ import { openAiErrors, startOpenAiServer, textReply, type FakeServer } from '../
 import { anthropicErrors, startAnthropicServer } from '../../fakes/anthropic-server';
 import { buildChain, collect, drain, MemorySecrets, providerSettings, tempStore, type Harness } from './provider-fixtures';
 import type { ProviderEntry } from '../../../daemon/config/settings-schema';
+import { createMetrics } from '../../../daemon/metrics/metrics';
 
 const ask = { messages: [{ role: 'user' as const, content: 'hello' }] };
 const text = (events: ChatEvent[]): string => events.map((e) => (e.type === 'text_delta' ? e.text : '')).join('');
@@ -222,4 +223,17 @@ void test('a local provider and a keyless server take part without keys', async 
   const events = await collect(h.chain.chat(ask));
   assert.equal((events.at(-1) as { provider: string }).provider, 'ollama');
   assert.equal(w.oai.requests[0]!.apiKey, 'no-key');
+});
+
+void test('the real metrics facade renders the 429 and exhaustion counters the chain drives', async (t) => {
+  const w = await world(t);
+  const metrics = createMetrics(true);
+  const h = buildChain({ settings: providerSettings([{ id: 'oai', kind: 'openai', base_url: w.oai.baseURL }]), store: w.store.store, vault: w.vault, metrics, now: () => w.clock.now });
+  assert.match(await metrics.render(), /svc_llm_429_total\{provider="oai"\} 0/);
+  w.oai.reply(() => openAiErrors.rateLimit(1));
+  const { error } = await drain(h.chain.chat(ask));
+  assert.ok(error instanceof ChainExhaustedError);
+  const text_ = await metrics.render();
+  assert.match(text_, /svc_llm_429_total\{provider="oai"\} 2/);
+  assert.match(text_, /svc_llm_failover_chain_exhausted_total 1/);
 });

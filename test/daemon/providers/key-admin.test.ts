@@ -131,3 +131,11 @@ void test('recover re-probes keys disabled for auth or billing and re-enables th
   assert.equal(h.keys.info('ant', 'broke').state, 'disabled');
   assert.equal(h.state.cooldown({ provider: 'ant', label: null })?.errorClass, 'overloaded', 'recover touches only disabled keys');
 });
+
+void test('the optional bodies may be left out entirely', async (t) => {
+  const { app } = await env(t);
+  const reset = await app.inject({ method: 'POST', url: '/api/providers/cooldowns/reset', headers: auth });
+  assert.equal(reset.statusCode, 200, reset.body);
+  const recover = await app.inject({ method: 'POST', url: '/api/providers/keys/recover', headers: auth });
+  assert.equal(recover.statusCode, 200, recover.body);
+});

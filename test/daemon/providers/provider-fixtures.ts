@@ -11,6 +11,7 @@ import { createProviderChain, type ProviderChain } from '../../../daemon/provide
 import type { SecretStore } from '../../../daemon/providers/key-ring';
 import type { Provider } from '../../../daemon/providers/provider';
 import type { ProvidersSettings } from '../../../daemon/providers/provider-registry';
+import type { Metrics } from '../../../daemon/metrics/metrics';
 
 export class MemorySecrets implements SecretStore {
   readonly data = new Map<string, Map<string, string>>();
@@ -73,9 +74,10 @@ export interface Harness extends ProviderChain {
   vault: MemorySecrets;
 }
 
-export function buildChain(opts: { settings: ProvidersSettings; store: SqliteStore; vault?: MemorySecrets; metrics?: CountingMetrics; local?: Provider; now?: () => number }): Harness {
+export function buildChain(opts: { settings: ProvidersSettings; store: SqliteStore; vault?: MemorySecrets; metrics?: CountingMetrics | Metrics; local?: Provider; now?: () => number }): Harness {
   const vault = opts.vault ?? new MemorySecrets();
   const metrics = opts.metrics ?? new CountingMetrics();
+  const counting = metrics instanceof CountingMetrics ? metrics : new CountingMetrics();
   const built = createProviderChain({
     settings: opts.settings,
     vault,
@@ -85,7 +87,7 @@ export function buildChain(opts: { settings: ProvidersSettings; store: SqliteSto
     ...(opts.local ? { local: opts.local } : {}),
     ...(opts.now ? { now: opts.now } : {}),
   });
-  return { ...built, metrics, vault };
+  return { ...built, metrics: counting, vault };
 }
 
 export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
