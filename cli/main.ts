@@ -59,7 +59,7 @@ prog
     const port = portOf(o);
     const c = conn(o);
     const target = port !== undefined && !o.url ? { ...c, url: `http://${o.host && o.host !== '0.0.0.0' ? o.host : '127.0.0.1'}:${port}` } : c;
-    const code = await startBrain(target, { host: o.host, port }, process.stdout);
+    const code = await startBrain(target, { host: o.host, port }, env, process.stdout);
     // Spec 4.14: then the REPL, after setup on the first run — only with a person at a terminal.
     if (code !== 0 || !chatIo().interactive) return exit(code);
     if (isFirstRun(target.home)) {
@@ -107,7 +107,7 @@ const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, er
 async function restartBrain(c: ReturnType<typeof conn>, port: number | undefined): Promise<boolean> {
   if ((await stopBrain(c, process.stdout)) !== 0) return false;
   const urlPort = Number(new URL(c.url).port) || undefined;
-  return (await startBrain(c, { port: port ?? urlPort }, process.stdout)) === 0;
+  return (await startBrain(c, { port: port ?? urlPort }, env, process.stdout)) === 0;
 }
 
 const VALUE_FLAGS = new Set(['--url', '--home']);

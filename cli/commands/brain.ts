@@ -33,7 +33,7 @@ export interface StartOptions {
 }
 
 /** Starts the brain in the background unless it already answers; resolves when /health is 200. */
-export async function startBrain(conn: Connection, opts: StartOptions, out: NodeJS.WritableStream): Promise<number> {
+export async function startBrain(conn: Connection, opts: StartOptions, env: NodeJS.ProcessEnv, out: NodeJS.WritableStream): Promise<number> {
   const existing = await health(conn);
   if (existing) {
     out.write(`brain already running at ${conn.url} (svc ${existing.version}, up ${Math.round(existing.uptime_s)} s)\n`);
@@ -45,7 +45,7 @@ export async function startBrain(conn: Connection, opts: StartOptions, out: Node
   const args = [...BRAIN_NODE_FLAGS, process.argv[1] ?? 'svc', 'serve', '--home', conn.home];
   if (opts.host) args.push('--host', opts.host);
   if (opts.port !== undefined) args.push('--port', String(opts.port));
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...BRAIN_ENV } });
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...env, ...BRAIN_ENV } });
   const child_ = { exited: null as number | null };
   child.on('exit', (code) => (child_.exited = code ?? 1));
   child.unref();

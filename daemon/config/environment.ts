@@ -26,7 +26,7 @@ export const ENVIRONMENT_VARIABLES = {
   SVC_IOS_ENVIRONMENT: 'production or sandbox',
   CREDENTIALS_DIRECTORY: 'Set by systemd LoadCredential=; vault.key and api-token are read from it',
   NOTIFY_SOCKET: 'Set by systemd Type=notify; READY=1 / STOPPING=1 / WATCHDOG=1 are sent to it',
-  WATCHDOG_USEC: 'Set by systemd WatchdogSec=; the brain pings at half the interval',
+  WATCHDOG_USEC: 'Set by systemd WatchdogSec=; the brain pings every third of the interval',
 } as const;
 
 export type EnvName = keyof typeof ENVIRONMENT_VARIABLES;

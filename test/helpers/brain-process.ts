@@ -52,7 +52,7 @@ export async function startBrain(opts: StartOptions = {}): Promise<BrainProcess>
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`brain did not start within ${opts.timeoutMs ?? 15000} ms\n${stderr}\n${lines.join('\n')}`)), opts.timeoutMs ?? 15000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       lines.push(line);
       const m = /"msg":"svc brain listening on http:\/\/[^"]*:(\d+)"/.exec(line);
       if (m) {
