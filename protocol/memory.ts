@@ -187,3 +187,103 @@ export type IdParams = Static<typeof IdParams>;
 
 export const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
 export type Deleted = Static<typeof Deleted>;
+
+// ── Session snapshots (spec 1.3: snapshot, branch and restore conversation plus working memory) ────
+export const SnapshotCreate = Type.Object(
+  { session_id: Type.String({ minLength: 1, maxLength: 200 }), label: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { additionalProperties: false },
+);
+export type SnapshotCreate = Static<typeof SnapshotCreate>;
+
+export const Snapshot = Type.Object({
+  id: Type.String({ description: 'snap_<time-sortable random>' }),
+  session_id: Type.String({ description: 'the session it was taken from' }),
+  label: Nullable(Type.String()),
+  message_count: Type.Integer({ minimum: 0 }),
+  working_count: Type.Integer({ minimum: 0, description: 'working-memory items captured' }),
+  created_at: Iso('when it was taken'),
+});
+export type Snapshot = Static<typeof Snapshot>;
+
+export const SnapshotDetail = Type.Composite([
+  Snapshot,
+  Type.Object({
+    messages: Type.Array(Type.Object({ role: Type.String(), content: Type.String() }, { additionalProperties: true })),
+    working: Type.Array(Type.Object({ key: Type.String(), value: Type.String() })),
+  }),
+]);
+export type SnapshotDetail = Static<typeof SnapshotDetail>;
+
+export const SnapshotList = Type.Object({ items: Type.Array(Snapshot) });
+export const SnapshotListQuery = Type.Object({ session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, { additionalProperties: false });
+export type SnapshotListQuery = Static<typeof SnapshotListQuery>;
+
+export const SnapshotRestore = Type.Object(
+  { session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'defaults to the session the snapshot was taken from' })) },
+  { additionalProperties: false },
+);
+export type SnapshotRestore = Static<typeof SnapshotRestore>;
+
+export const SessionRef = Type.Object({ session_id: Type.String(), snapshot_id: Type.String() });
+export type SessionRef = Static<typeof SessionRef>;
+
+// ── Decay and backend (svc memory decay / backend) ──────────────────────────────────────────────
+export const DecayPatch = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    half_life_days: Type.Optional(Type.Number({ minimum: 1, maximum: 36500 })),
+    rehearsal_factor: Type.Optional(Type.Number({ minimum: 1, maximum: 10 })),
+    weight: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type DecayPatch = Static<typeof DecayPatch>;
+
+export const DecayReport = Type.Object({
+  params: Type.Object({ enabled: Type.Boolean(), half_life_days: Type.Number(), rehearsal_factor: Type.Number(), weight: Type.Number() }),
+  /** How retention is spread over the stored items (nothing is ever deleted by decay). */
+  retention: Type.Object({
+    items: Type.Integer({ minimum: 0 }),
+    buckets: Type.Array(Type.Object({ from: Type.Number(), to: Type.Number(), items: Type.Integer({ minimum: 0 }) })),
+    never_recalled: Type.Integer({ minimum: 0 }),
+  }),
+  curve: Type.Array(Type.Object({ days: Type.Number(), recalls: Type.Integer(), retention: Type.Number(), relevance_factor: Type.Number() })),
+});
+export type DecayReport = Static<typeof DecayReport>;
+
+export const BackendReport = Type.Object({
+  store: Type.Object({ engine: Type.Literal('sqlite-fts5'), tokenizer: Type.String(), path: Type.String() }),
+  counts: Type.Object({ notes: Type.Integer(), episodes: Type.Integer(), triples: Type.Integer(), wiki_pages: Type.Integer(), snapshots: Type.Integer() }),
+  embeddings: Type.Object({
+    configured: Type.Boolean(),
+    base_url: Nullable(Type.String()),
+    model: Nullable(Type.String()),
+    indexed: Type.Integer({ minimum: 0, description: 'items with a vector of the current model' }),
+    dim: Nullable(Type.Integer()),
+    probe: Nullable(Type.Object({ ok: Type.Boolean(), ms: Type.Number(), reason: Nullable(Type.String()) })),
+  }),
+  search: Type.Object({ relevance_floor: Type.Number(), recency_weight: Type.Number(), query_timeout_ms: Type.Integer() }),
+});
+export type BackendReport = Static<typeof BackendReport>;
+
+// ── Wiki (compiled pages with provenance) ──────────────────────────────────────────────────────
+export const WikiStatement = Type.Object({
+  text: Type.String(),
+  sources: Type.Array(Type.String(), { minItems: 1, description: 'ids of the notes, episodes and triples it came from' }),
+});
+export const WikiPageSummary = Type.Object({
+  slug: Type.String(),
+  title: Type.String(),
+  kind: Type.Union([Type.Literal('entity'), Type.Literal('topic')]),
+  statements: Type.Integer({ minimum: 0 }),
+  built_at: Iso('last compile'),
+  stale: Type.Boolean({ description: 'a source changed since the last compile; reading the page recompiles it' }),
+});
+export type WikiPageSummary = Static<typeof WikiPageSummary>;
+export const WikiPage = Type.Composite([WikiPageSummary, Type.Object({ body: Type.Array(WikiStatement), source_ids: Type.Array(Type.String()) })]);
+export type WikiPage = Static<typeof WikiPage>;
+export const WikiList = Type.Object({ items: Type.Array(WikiPageSummary) });
+export const WikiRebuild = Type.Object({ pages: Type.Integer(), removed: Type.Integer(), ms: Type.Number() });
+export type WikiRebuild = Static<typeof WikiRebuild>;
+export const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 200, pattern: '^[a-z0-9][a-z0-9-]*$' }) });
+export type SlugParams = Static<typeof SlugParams>;

@@ -9,6 +9,7 @@ import {
 import { ErrorEnvelope } from '../../protocol/errors';
 import { notFound } from '../errors';
 import type { MemoryCapability } from '../memory/create-memory';
+import { memoryAdminRoutes } from './memory-admin-routes';
 
 const errors = { 400: ErrorEnvelope, 404: ErrorEnvelope };
 const NotePage = Type.Object({ items: Type.Array(Note), next_cursor: Type.Union([Type.String(), Type.Null()]) });
@@ -18,6 +19,7 @@ export const memoryRoutes =
   async (app) => {
     const { memory } = cap;
     const { notes, episodes, knowledge } = memory.parts;
+    await app.register(memoryAdminRoutes(cap));
 
     app.get('/api/memory/search', { schema: { querystring: SearchQuery, response: { 200: SearchResponse, ...errors } } }, async (req) =>
       memory.search(req.query.q, { limit: req.query.limit ?? LIMITS.search.default }),

@@ -19,6 +19,9 @@ import { NoteRepository } from './note-repository';
 import { TermStats } from './term-stats';
 import { VectorIndex } from './vector-index';
 import { WorkingMemoryRegistry } from './working-memory';
+import { MemoryWiki } from './memory-wiki';
+import { SessionSnapshots } from './session-snapshots';
+import { InMemorySessions, type SessionPort } from './session-port';
 
 export type MemorySettings = Settings['memory'];
 
@@ -31,11 +34,14 @@ export interface MemoryDeps {
   /** Overrides the OpenAI-compatible embedder built from settings (tests). */
   embedder?: Embedder;
   summariser?: Summariser;
+  /** Live sessions for snapshots (the agent's session manager); an in-memory stand-in by default. */
+  sessions?: SessionPort;
   clock?: () => number;
 }
 
 export interface MemoryCapability {
   memory: Memory;
+  store: Store;
   working: WorkingMemoryRegistry;
   decay: DecayStore;
   stats: TermStats;
@@ -44,6 +50,8 @@ export interface MemoryCapability {
   vectors: VectorIndex | undefined;
   embedder: Embedder | undefined;
   settings: MemorySettings;
+  wiki: MemoryWiki;
+  snapshots: SessionSnapshots;
   /** Long-lived parts for the lifecycle (start in order, stop in reverse). */
   parts: Part[];
 }
@@ -57,6 +65,7 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
   const episodes = new EpisodeRepository(store, events, clock);
   const knowledge = new KnowledgeGraph(store, events, clock);
   const stats = new TermStats(store, clock);
+  events.on('term-stats', (c) => c.text !== undefined && stats.forgetText(c.text));
   const decay = new DecayStore(store, settings.decay);
   const recalls = new RecallTracker(store);
   const embedder = deps.embedder ?? (settings.embeddings.base_url ? new OpenAiEmbedder({ baseUrl: settings.embeddings.base_url, model: settings.embeddings.model, apiKey: deps.embeddingApiKey }) : undefined);
@@ -79,9 +88,11 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
     summariser: deps.summariser ?? extractiveSummariser(),
     onSummariserFallback: (err) => logger.warn({ err }, 'episode summariser failed; wrote an extractive summary instead'),
   });
+  const wiki = new MemoryWiki(store, events, (err) => logger.error({ err }, 'wiki: marking pages stale failed'), clock);
+  const snapshots = new SessionSnapshots(store, deps.sessions ?? new InMemorySessions(), clock);
   const parts: Part[] = [
     { name: 'memory-recalls', start: () => recalls.start(), stop: () => recalls.stop() },
     ...(indexer ? [{ name: 'memory-embeddings', start: () => indexer.start(), stop: () => indexer.stop() }] : []),
   ];
-  return { memory, working: new WorkingMemoryRegistry({ maxItems: settings.working.max_items, maxBytes: settings.working.max_bytes }), decay, stats, recalls, indexer, vectors, embedder, settings, parts };
+  return { memory, store, working: new WorkingMemoryRegistry({ maxItems: settings.working.max_items, maxBytes: settings.working.max_bytes }), decay, stats, recalls, indexer, vectors, embedder, settings, wiki, snapshots, parts };
 }

@@ -10,6 +10,7 @@ import { EmbeddingError, type Embedder } from './embedder';
 import { iso } from './ids';
 import { lexicalMatches, rowsByIds, type CandidateRow } from './lexical-match';
 import { queryTerms } from './query-terms';
+import { inReadTransaction } from './read-transaction';
 import type { TermStats } from './term-stats';
 import type { VectorIndex } from './vector-index';
 
@@ -27,7 +28,7 @@ export interface SearchTuning {
   vectorCandidates: number;
 }
 
-export const DEFAULT_TUNING: SearchTuning = { floor: 0.55, recencyWeight: 0.1, recencyDays: 30, candidateCap: 256, minSimilarity: 0.3, embedTimeoutMs: 300, vectorCandidates: 50 };
+export const DEFAULT_TUNING: SearchTuning = { floor: 0.55, recencyWeight: 0.1, recencyDays: 30, candidateCap: 128, minSimilarity: 0.3, embedTimeoutMs: 300, vectorCandidates: 50 };
 
 export interface SearchDeps {
   store: Store;
@@ -59,7 +60,7 @@ export class MemorySearch {
     const terms = queryTerms(q);
     const embedding = this.deps.vectors && q.trim() !== '' ? this.embedQuery(q, opts.signal) : undefined;
     const { tuning } = this.deps;
-    const lexical = lexicalMatches(this.deps.store, this.deps.stats, terms, { floor: tuning.floor, cap: tuning.candidateCap });
+    const lexical = inReadTransaction(this.deps.store, () => lexicalMatches(this.deps.store, this.deps.stats, terms, { floor: tuning.floor, cap: tuning.candidateCap }));
     const fused = new Map<string, Fused>(lexical.map((s) => [s.id, { ...s, semantic: null }]));
     let degraded: Degraded | null = null;
     let mode: SearchResponse['mode'] = 'lexical';
@@ -73,7 +74,7 @@ export class MemorySearch {
     }
     const now = this.clock();
     const params = this.deps.decay.get();
-    const results: SearchResultItem[] = [];
+    const ranked: { f: Fused; relevance: number; retention: number }[] = [];
     for (const f of fused.values()) {
       const semantic = f.semantic ?? 0;
       // The floor judges how much of the query an item answers (coverage, not the focus nudge).
@@ -81,18 +82,17 @@ export class MemorySearch {
       const match = 1 - (1 - f.lexical) * (1 - semantic);
       const r = retention(params, f, now);
       const recency = Math.exp(-Math.max(0, now - f.created_at) / (tuning.recencyDays * DAY_MS));
-      const relevance = match * decayFactor(params, r) * (1 - tuning.recencyWeight + tuning.recencyWeight * recency);
-      results.push({
-        id: f.id,
-        timestamp: iso(f.created_at),
-        summary: f.summary,
-        relevance: round(relevance),
-        tier: f.tier,
-        signals: { lexical: round(f.lexical), semantic: f.semantic === null ? null : round(f.semantic), decay: round(r) },
-      });
+      ranked.push({ f, retention: r, relevance: round(match * decayFactor(params, r) * (1 - tuning.recencyWeight + tuning.recencyWeight * recency)) });
     }
-    results.sort((a, b) => b.relevance - a.relevance || (a.timestamp < b.timestamp ? 1 : -1));
-    const top = results.slice(0, opts.limit);
+    ranked.sort((a, b) => b.relevance - a.relevance || b.f.created_at - a.f.created_at);
+    const top: SearchResultItem[] = ranked.slice(0, opts.limit).map(({ f, relevance, retention: r }) => ({
+      id: f.id,
+      timestamp: iso(f.created_at),
+      summary: f.summary,
+      relevance,
+      tier: f.tier,
+      signals: { lexical: round(f.lexical), semantic: f.semantic === null ? null : round(f.semantic), decay: round(r) },
+    }));
     this.deps.recalls.record(top, now);
     return { results: top, mode, degraded };
   }

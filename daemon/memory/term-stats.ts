@@ -4,6 +4,8 @@
 // weights, never which items match.
 import type { Store } from '../store/store';
 import { TIERS } from './tier-tables';
+import { stem } from './query-terms';
+import { words } from './text-terms';
 
 export interface TermFrequency {
   /** Documents containing the term, per tier (keyed by tier name). */
@@ -11,7 +13,9 @@ export interface TermFrequency {
   total: number;
 }
 
-const TTL_MS = 30_000;
+// Writes drop the cached frequencies of their own words (forgetText), so a term cached as "absent"
+// never hides a new item; the TTL only bounds how stale weights of other terms get.
+const TTL_MS = 300_000;
 const MAX_ENTRIES = 20_000;
 
 export class TermStats {
@@ -57,9 +61,14 @@ export class TermStats {
 
   /** BM25's idf, always > 0; a term no item contains weighs as much as one only a single item has. */
   idf(stem: string): number {
-    const n = this.documents().total;
     const df = Math.max(1, this.frequency(stem).total);
+    const n = Math.max(df, this.documents().total); // counts may lag writes by the TTL
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  }
+
+  /** A write changed an item holding this text: its terms' frequencies are looked up again. */
+  forgetText(text: string): void {
+    for (const w of words(text)) this.cache.delete(stem(w));
   }
 
   /** Forget cached counts (after bulk loads, and in tests that assert exact weights). */

@@ -10,11 +10,13 @@ export interface TierTables {
   text: string;
   /** SQL expression giving the item's summary in search results (spec 2.9). */
   summary: string;
+  /** Columns of the FTS5 table (each is highlighted to learn which query terms an item holds). */
+  columns: number;
 }
 
 export const TIERS: readonly TierTables[] = [
-  { tier: 'note', table: 'memory_notes', fts: 'memory_notes_fts', vocab: 'memory_notes_vocab', text: "text || ' ' || tags", summary: 'text' },
-  { tier: 'episode', table: 'memory_episodes', fts: 'memory_episodes_fts', vocab: 'memory_episodes_vocab', text: 'summary', summary: 'summary' },
+  { tier: 'note', table: 'memory_notes', fts: 'memory_notes_fts', vocab: 'memory_notes_vocab', text: "text || ' ' || tags", summary: 'text', columns: 2 },
+  { tier: 'episode', table: 'memory_episodes', fts: 'memory_episodes_fts', vocab: 'memory_episodes_vocab', text: 'summary', summary: 'summary', columns: 1 },
   {
     tier: 'knowledge',
     table: 'memory_triples',
@@ -22,6 +24,7 @@ export const TIERS: readonly TierTables[] = [
     vocab: 'memory_triples_vocab',
     text: "subject || ' ' || predicate || ' ' || object",
     summary: "subject || ' ' || predicate || ' ' || object",
+    columns: 3,
   },
 ];
 

@@ -1,0 +1,132 @@
+// Memory benchmark (issue 3). Same-run baselines: API search latency against the same queries run
+// directly on the store (the ceiling). Dataset: 100k notes + 20k episodes + 50k triples, bulk-loaded
+// into a fresh $SVC_HOME, then the built brain (dist/svc.mjs) is started on it.
+//   export async function run(ctx) -> JSON-serialisable numbers
+//   ctx (all optional): { root, tmpDir, log(msg), counts: {notes, episodes, triples}, queries, rounds }
+import { build } from 'esbuild';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+
+const TOKEN = 'bench-token-memory-0123456789';
+
+async function harness(root, outDir) {
+  const outfile = join(outDir, 'memory-harness.mjs');
+  await build({ entryPoints: [join(root, 'test/daemon/memory/bench-harness.ts')], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
+  return import(pathToFileURL(outfile).href);
+}
+
+function startBrain(root, home) {
+  // The flags and environment `svc start` and the systemd unit use (cli/brain-runtime.ts), so RSS and
+  // latency are those of the brain as deployed.
+  const child = spawn(process.execPath, ['--v8-pool-size=1', '--max-semi-space-size=1', join(root, 'dist/svc.mjs'), 'serve', '--port', '0'], {
+    env: { ...process.env, MALLOC_ARENA_MAX: '1', SVC_HOME: home, SVC_API_TOKEN: TOKEN, SVC_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`brain did not start: ${err}`)), 60_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = /listening on http:\/\/[^"]*:(\d+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: `http://127.0.0.1:${m[1]}` });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`brain exited ${code}: ${err}`)));
+  });
+}
+
+const rssMiB = (pid) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round((Number(m[1]) / 1024) * 10) / 10 : null;
+};
+
+async function apiSearch(url, queries, rounds, h) {
+  const times = [];
+  let degraded = 0;
+  for (let r = 0; r < rounds; r++) {
+    for (const q of queries) {
+      const t = performance.now();
+      const res = await fetch(`${url}/api/memory/search?q=${encodeURIComponent(q)}&limit=10`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const body = await res.json();
+      times.push(performance.now() - t);
+      if (res.status !== 200) throw new Error(`search ${q}: ${res.status} ${JSON.stringify(body)}`);
+      if (body.degraded) degraded++;
+    }
+  }
+  return { ...h.latency(times), degraded };
+}
+
+async function noteWrites(url, concurrency, ms) {
+  const end = Date.now() + ms;
+  let ok = 0;
+  const worker = async (w) => {
+    for (let i = 0; Date.now() < end; i++) {
+      const res = await fetch(`${url}/api/memory/note`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: `bench note ${w}-${i} about nothing in particular` }) });
+      await res.arrayBuffer();
+      if (res.status === 201) ok++;
+    }
+  };
+  const t = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
+  return { concurrency, notes: ok, per_second: Math.round(ok / ((performance.now() - t) / 1000)) };
+}
+
+export async function run(ctx = {}) {
+  const root = ctx.root ?? join(import.meta.dirname, '..', '..');
+  const log = ctx.log ?? ((m) => process.stderr.write(`[memory] ${m}\n`));
+  const counts = ctx.counts ?? { notes: 100_000, episodes: 20_000, triples: 50_000 };
+  const base = ctx.tmpDir ?? join(root, '.bench-tmp');
+  mkdirSync(base, { recursive: true });
+  const dir = mkdtempSync(join(base ?? tmpdir(), 'memory-'));
+  const home = join(dir, 'home');
+  mkdirSync(home, { mode: 0o700 });
+  try {
+    const h = await harness(root, dir);
+    log('eval set');
+    const quality = await h.evalMetrics(root, dir);
+    log(`generating ${counts.notes} notes, ${counts.episodes} episodes, ${counts.triples} triples`);
+    const { vocab, ms: generate_ms } = h.generateDataset(home, counts);
+    const queries = h.benchQueries(vocab, ctx.queries ?? 200);
+    const rounds = ctx.rounds ?? 3;
+    log('starting brain');
+    const { child, url } = await startBrain(root, home);
+    let api, writes, rss;
+    try {
+      const rss_idle_mib = rssMiB(child.pid);
+      await apiSearch(url, queries.slice(0, 50), 1, h); // warm-up (JIT, page cache, idf cache)
+      log('API search');
+      api = await apiSearch(url, queries, rounds, h);
+      const rss_after_search_mib = rssMiB(child.pid);
+      log('API note writes');
+      writes = { sequential: await noteWrites(url, 1, 3000), concurrent: await noteWrites(url, 16, 3000) };
+      rss = { idle_mib: rss_idle_mib, after_search_mib: rss_after_search_mib, after_writes_mib: rssMiB(child.pid) };
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    log('store ceiling');
+    await h.storeCeiling(home, queries.slice(0, 50), 1); // same warm-up as the API
+    const store = await h.storeCeiling(home, queries, rounds);
+    return {
+      dataset: { ...counts, generate_ms },
+      quality,
+      search: { api, store: { ...store.latency, mean_results: store.mean_results }, budget_api_p99_ms: 15, api_p99_within_budget: api.p99_ms <= 15 },
+      note_writes: { ...writes, durability: 'acknowledged after commit with synchronous=FULL (group commit)' },
+      rss,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const small = process.argv.includes('--small');
+  const result = await run(small ? { counts: { notes: 5000, episodes: 1000, triples: 2500 }, queries: 60, rounds: 1 } : {});
+  console.log(JSON.stringify(result, null, 2));
+}
