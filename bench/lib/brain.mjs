@@ -1,0 +1,89 @@
+// Shared by bench sections: start the built brain (dist/svc.mjs) the way `svc start` and the systemd
+// unit do, read a process's memory from /proc, percentiles, free ports.
+import { build } from 'esbuild';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+/** Runtime flags and environment the brain is launched with (cli/brain-runtime.ts, compiled here). */
+export async function brainRuntime(root) {
+  const out = await build({ entryPoints: [join(root, 'cli/brain-runtime.ts')], bundle: true, write: false, format: 'esm', platform: 'node', logLevel: 'warning' });
+  const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+  return { flags: [...mod.BRAIN_NODE_FLAGS], env: { ...mod.BRAIN_ENV } };
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** VmRSS, RssAnon, RssFile of a live process, in MiB. */
+export function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  const mib = (field) => Math.round((kib(field) / 1024) * 10) / 10;
+  return { rss_mib: mib('VmRSS'), rss_anon_mib: mib('RssAnon'), rss_file_mib: mib('RssFile') };
+}
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export const round = (n, digits = 1) => (n === null || n === undefined ? null : Math.round(n * 10 ** digits) / 10 ** digits);
+
+export function summary(values, digits = 1) {
+  return { runs: values.length, median: round(percentile(values, 50), digits), p90: round(percentile(values, 90), digits), min: round(Math.min(...values), digits), max: round(Math.max(...values), digits) };
+}
+
+/**
+ * Spawns `node <flags> dist/svc.mjs serve --port <port>` on `home` and resolves once GET /health has
+ * answered 200 (polled every 2 ms), with the time from spawn to that answer.
+ */
+export async function startBrain(root, { home, port, runtime, token, env = {}, timeoutMs = 30_000 }) {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...runtime.flags, join(root, 'dist/svc.mjs'), 'serve', '--port', String(port)], {
+    env: { ...process.env, ...runtime.env, SVC_HOME: home, SVC_LOG_LEVEL: 'warn', SVC_API_TOKEN: token ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  let exited = null;
+  child.on('exit', (code) => (exited = code));
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (exited !== null) throw new Error(`brain exited with ${exited}: ${stderr}`);
+    if (performance.now() - t0 > timeoutMs) throw new Error(`brain not healthy within ${timeoutMs} ms: ${stderr}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(2);
+  }
+  const startMs = performance.now() - t0;
+  return {
+    child,
+    url,
+    startMs,
+    stop: () =>
+      new Promise((resolve) => {
+        if (exited !== null) return resolve(exited);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+  };
+}

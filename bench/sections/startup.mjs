@@ -1,0 +1,75 @@
+// Cold start and idle memory of the built brain, launched as `svc start` and systemd launch it
+// (cli/brain-runtime.ts flags and environment). Baseline in the same run: a bare `node -e` process
+// with the same flags, idle for the same time.
+//   export async function run(ctx) -> JSON-serialisable numbers
+//   ctx (all optional): { root, tmpDir, log(msg), runs, restarts, idleMs }
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { brainRuntime, freePort, memoryOf, sleep, startBrain, summary } from '../lib/brain.mjs';
+
+const TARGET_COLD_START_MS = 400;
+const TARGET_IDLE_RSS_MIB = 70;
+
+async function idleNode(runtime, idleMs) {
+  const child = spawn(process.execPath, [...runtime.flags, '-e', 'setInterval(() => {}, 1 << 30)'], { env: { ...process.env, ...runtime.env }, stdio: 'ignore' });
+  await sleep(idleMs);
+  const memory = memoryOf(child.pid);
+  child.kill('SIGKILL');
+  return memory;
+}
+
+export async function run(ctx = {}) {
+  const root = ctx.root ?? join(import.meta.dirname, '..', '..');
+  const log = ctx.log ?? ((m) => process.stderr.write(`[startup] ${m}\n`));
+  const runs = ctx.runs ?? 10;
+  const idleMs = ctx.idleMs ?? 2000;
+  const base = ctx.tmpDir ?? join(root, '.bench-tmp');
+  mkdirSync(base, { recursive: true });
+  const dir = mkdtempSync(join(base, 'startup-'));
+  const runtime = await brainRuntime(root);
+  try {
+    const cold = [];
+    const idle = [];
+    for (let i = 0; i < runs; i++) {
+      log(`cold start ${i + 1}/${runs} (fresh home)`);
+      const home = join(dir, `home-${i}`);
+      const brain = await startBrain(root, { home, port: await freePort(), runtime });
+      cold.push(brain.startMs);
+      await sleep(idleMs);
+      idle.push(memoryOf(brain.child.pid));
+      await brain.stop();
+    }
+    const restarts = [];
+    for (let i = 0; i < (ctx.restarts ?? 5); i++) {
+      log(`restart ${i + 1} (existing home)`);
+      const brain = await startBrain(root, { home: join(dir, 'home-0'), port: await freePort(), runtime });
+      restarts.push(brain.startMs);
+      await brain.stop();
+    }
+    log('bare node baseline');
+    const bare = await idleNode(runtime, idleMs);
+    const bareDefault = await idleNode({ flags: [], env: {} }, idleMs);
+    const rss = summary(idle.map((m) => m.rss_mib));
+    const coldSummary = summary(cold);
+    return {
+      runtime,
+      cold_start_ms: { ...coldSummary, what: 'spawn of dist/svc.mjs serve on a fresh $SVC_HOME until the first GET /health 200 (first run: creates keys, database, migrations)' },
+      restart_ms: { ...summary(restarts), what: 'the same on an existing $SVC_HOME' },
+      idle_memory_mib: {
+        rss: rss,
+        rss_anon: summary(idle.map((m) => m.rss_anon_mib)),
+        rss_file: summary(idle.map((m) => m.rss_file_mib)),
+        what: `/proc/<pid>/status ${idleMs} ms after the first /health 200`,
+      },
+      baseline_bare_node_mib: { same_flags: bare, default_flags: bareDefault, what: `node -e idle for ${idleMs} ms` },
+      brain_over_bare_node_rss_mib: Math.round((rss.median - bare.rss_mib) * 10) / 10,
+      targets: {
+        cold_start_median_ms: { target: `<= ${TARGET_COLD_START_MS}`, value: coldSummary.median, pass: coldSummary.median <= TARGET_COLD_START_MS },
+        idle_rss_median_mib: { target: `<= ${TARGET_IDLE_RSS_MIB}`, value: rss.median, pass: rss.median <= TARGET_IDLE_RSS_MIB },
+      },
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
