@@ -6,6 +6,7 @@ import { startBrain, stopBrain, status } from './commands/brain';
 import { doctor } from './commands/doctor';
 import { registerKeyCommands } from './commands/key';
 import { registerModelCommands } from './commands/models';
+import { registerMemoryCommands } from './commands/memory';
 import { closestCommand, EXIT_USAGE } from './usage';
 import { oneShot, repl, type ChatIo } from './commands/chat';
 import { setup, isFirstRun } from './commands/setup';
@@ -98,8 +99,9 @@ prog
 const commandContext = { conn, exit, usageError, out: process.stdout, err: process.stderr, stdin: process.stdin, env };
 registerKeyCommands(prog, commandContext);
 registerModelCommands(prog, commandContext);
+registerMemoryCommands(prog, commandContext);
 
-const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor', 'chat', 'setup', 'identity', 'key', 'models'];
+const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor', 'chat', 'setup', 'identity', 'key', 'models', 'memory'];
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
@@ -141,7 +143,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const run = prog.parse(argv, {
     lazy: true,
-    boolean: ['json'],
+    boolean: ['json', 'rebuild', 'probe'],
     string: ['url', 'home', 'host', 'port', 'session'],
     unknown: (flag: string) => usageError(`unknown option ${flag}`),
   });

@@ -215,6 +215,7 @@ export const SnapshotDetail = Type.Composite([
 export type SnapshotDetail = Static<typeof SnapshotDetail>;
 
 export const SnapshotList = Type.Object({ items: Type.Array(Snapshot) });
+export type SnapshotList = Static<typeof SnapshotList>;
 export const SnapshotListQuery = Type.Object({ session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, { additionalProperties: false });
 export type SnapshotListQuery = Static<typeof SnapshotListQuery>;
 
@@ -283,6 +284,7 @@ export type WikiPageSummary = Static<typeof WikiPageSummary>;
 export const WikiPage = Type.Composite([WikiPageSummary, Type.Object({ body: Type.Array(WikiStatement), source_ids: Type.Array(Type.String()) })]);
 export type WikiPage = Static<typeof WikiPage>;
 export const WikiList = Type.Object({ items: Type.Array(WikiPageSummary) });
+export type WikiList = Static<typeof WikiList>;
 export const WikiRebuild = Type.Object({ pages: Type.Integer(), removed: Type.Integer(), ms: Type.Number() });
 export type WikiRebuild = Static<typeof WikiRebuild>;
 export const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 200, pattern: '^[a-z0-9][a-z0-9-]*$' }) });

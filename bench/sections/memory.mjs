@@ -116,9 +116,15 @@ export async function run(ctx = {}) {
     return {
       dataset: { ...counts, generate_ms },
       quality,
-      search: { api, store: { ...store.latency, mean_results: store.mean_results }, budget_api_p99_ms: 15, api_p99_within_budget: api.p99_ms <= 15 },
+      search: { api, store: { ...store.latency, mean_results: store.mean_results } },
       note_writes: { ...writes, durability: 'acknowledged after commit with synchronous=FULL (group commit)' },
       rss,
+      targets: {
+        api_search_p99_ms: { target: '<= 15', value: api.p99_ms, pass: api.p99_ms <= 15 },
+        precision_at_5: { target: '>= 0.85', value: quality.precision_at_5, pass: quality.precision_at_5 >= 0.85 },
+        recall_at_10: { target: '>= 0.9', value: quality.recall_at_10, pass: quality.recall_at_10 >= 0.9 },
+        empty_answer_accuracy: { target: '>= 0.9', value: quality.empty_answer_accuracy, pass: quality.empty_answer_accuracy >= 0.9 },
+      },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

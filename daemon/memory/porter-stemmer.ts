@@ -70,7 +70,9 @@ function step1a(w: string): string {
 }
 
 function step1b(w: string): string {
-  if (w.endsWith('eed')) return measure(w.slice(0, -3)) > 0 ? w.slice(0, -1) : w;
+  // fts5_porter.c only tries -eed on words longer than the suffix; "eed" itself takes the -ed rule
+  // (found by fast-check against SQLite).
+  if (w.length > 3 && w.endsWith('eed')) return measure(w.slice(0, -3)) > 0 ? w.slice(0, -1) : w;
   let stem: string | undefined;
   if (w.endsWith('ed') && hasVowel(w.slice(0, -2))) stem = w.slice(0, -2);
   else if (w.endsWith('ing') && hasVowel(w.slice(0, -3))) stem = w.slice(0, -3);
