@@ -35,6 +35,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
   });
   installErrorHandlers(app);
+  // Registered before the 503 and auth hooks: its onRequest hook marks upgrade requests, and only a
+  // marked request has its raw socket destroyed after a refusal (else every 401 upgrade leaks a socket
+  // that also blocks app.close() on shutdown).
+  await app.register(websocket, {
+    options: {
+      maxPayload: 1024 * 1024,
+      handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
+    },
+  });
   app.addHook('onRequest', async (_request, reply) => {
     if (deps.lifecycle.stopping) {
       reply.header('connection', 'close');
@@ -42,12 +51,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
   installAuth(app, deps.apiToken);
-  await app.register(websocket, {
-    options: {
-      maxPayload: 1024 * 1024,
-      handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
-    },
-  });
   installMetrics(app, deps.metrics, { public: deps.metricsPublic });
   await app.register(healthRoutes({ version: deps.version, lifecycle: deps.lifecycle }));
   for (const routes of deps.routes ?? []) await app.register(routes);

@@ -1,0 +1,163 @@
+// WS /v1/session on a real listening fastify (port 0) with the real `ws` client: auth, open/resume,
+// streaming, fan-out to several clients, malformed frames answered with errors on a connection that
+// stays usable, leave/close.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocket } from 'ws';
+import { testApp, TEST_TOKEN } from '../../helpers/app';
+import { sessionRoutes } from '../../../daemon/ws/session-routes';
+import type { BrainMessage } from '../../../protocol/session';
+import { ScriptedProvider, makeAgent, say, silent } from '../agent/agent-fixtures';
+
+class Peer {
+  readonly frames: BrainMessage[] = [];
+  private waiters: { pred: (m: BrainMessage) => boolean; resolve: (m: BrainMessage) => void }[] = [];
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (d: Buffer) => {
+      const m = JSON.parse(d.toString('utf8')) as BrainMessage;
+      this.frames.push(m);
+      this.waiters = this.waiters.filter((w) => (w.pred(m) ? (w.resolve(m), false) : true));
+    });
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  next<T extends BrainMessage['type']>(type: T, pred: (m: Extract<BrainMessage, { type: T }>) => boolean = () => true): Promise<Extract<BrainMessage, { type: T }>> {
+    return new Promise((resolve) => this.waiters.push({ pred: (m) => m.type === type && pred(m as Extract<BrainMessage, { type: T }>), resolve: resolve as (m: BrainMessage) => void }));
+  }
+
+  async open(sessionId = ''): Promise<string> {
+    const reply = this.next('session_opened');
+    this.send({ type: 'session_open', session_id: sessionId, payload: {} });
+    return (await reply).session_id;
+  }
+}
+
+async function setup(t: TestContext) {
+  const fx = makeAgent(new ScriptedProvider([(req) => say(`echo: ${(req.messages.at(-1) as { content: string }).content}`)]));
+  const { app } = await testApp({ routes: [sessionRoutes({ sessions: fx.agent.sessions, logger: silent, options: { heartbeatMs: 60_000, maxBufferedBytes: 1 << 20 } })] });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const url = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/session`;
+  const peers: WebSocket[] = [];
+  t.after(async () => {
+    for (const p of peers) p.terminate();
+    await app.close();
+  });
+  const connect = (opts: { protocols?: string[]; headers?: Record<string, string> } = { headers: { authorization: `Bearer ${TEST_TOKEN}` } }) =>
+    new Promise<Peer>((resolve, reject) => {
+      const ws = new WebSocket(url, opts.protocols ?? [], { headers: opts.headers ?? {} });
+      peers.push(ws);
+      ws.once('open', () => resolve(new Peer(ws)));
+      ws.once('unexpected-response', (req, res) => {
+        // ws leaves the TCP connection open after a refused upgrade; a real client hangs up.
+        req.destroy();
+        reject(new Error(`HTTP ${res.statusCode}`));
+      });
+      ws.once('error', reject);
+    });
+  return { ...fx, connect, url };
+}
+
+void test('a token is required; the subprotocol form works for browsers', async (t) => {
+  const { connect } = await setup(t);
+  await assert.rejects(connect({ headers: {} }), /HTTP 401/);
+  const peer = await connect({ protocols: ['svc.v1', `svc.bearer.${TEST_TOKEN}`] });
+  assert.equal(peer.ws.protocol, 'svc.v1');
+  assert.match(await peer.open(), /^ses_/);
+});
+
+void test('open, send, receive the streamed answer closed by text_response', async (t) => {
+  const { connect } = await setup(t);
+  const peer = await connect();
+  const sid = await peer.open();
+  const done = peer.next('text_response');
+  peer.send({ type: 'text_command', session_id: sid, payload: { text: 'hello', turn_id: 't1' } });
+  const r = await done;
+  assert.equal(r.payload.turn_id, 't1');
+  assert.equal(r.payload.text, 'echo: hello');
+  assert.deepEqual(peer.frames.map((f) => f.type), ['session_opened', 'turn_started', 'stream_delta', 'text_response']);
+});
+
+void test('malformed frames get an error each and the connection keeps working', async (t) => {
+  const { connect } = await setup(t);
+  const peer = await connect();
+  const cases: [unknown, string][] = [
+    ['{not json', 'BAD_FRAME'],
+    ['[1,2]', 'BAD_FRAME'],
+    [{ session_id: 'x', payload: {} }, 'BAD_FRAME'],
+    [{ type: 'launch_missiles', session_id: '', payload: {} }, 'UNKNOWN_TYPE'],
+    [{ type: 'text_command', session_id: '', payload: { text: '' } }, 'INVALID_PAYLOAD'],
+    [{ type: 'text_command', session_id: '', payload: { text: 'hi', extra: 1 } }, 'INVALID_PAYLOAD'],
+    [{ type: 'text_command', session_id: 'ses_nope', payload: { text: 'hi' } }, 'NOT_IN_SESSION'],
+    [{ type: 'session_open', session_id: 'ses_nope', payload: {} }, 'NOT_FOUND'],
+  ];
+  for (const [frame, code] of cases) {
+    const err = peer.next('error');
+    peer.send(frame);
+    assert.equal((await err).payload.code, code, JSON.stringify(frame));
+  }
+  const binary = peer.next('error');
+  peer.ws.send(Buffer.from([0, 1, 2]), { binary: true });
+  assert.equal((await binary).payload.code, 'BAD_FRAME');
+  const pong = peer.next('pong');
+  peer.send({ type: 'ping', session_id: '', payload: { nonce: 'n1' } });
+  assert.equal((await pong).payload.nonce, 'n1');
+  assert.equal(peer.ws.readyState, WebSocket.OPEN);
+});
+
+void test('several clients on one session all receive its events; leave detaches only one', async (t) => {
+  const { connect, agent } = await setup(t);
+  const [a, b] = [await connect(), await connect()];
+  const sid = await a.open();
+  assert.equal(await b.open(sid), sid);
+  const seenByB = b.next('text_response');
+  const seenByA = a.next('text_response');
+  a.send({ type: 'text_command', session_id: sid, payload: { text: 'for both' } });
+  assert.equal((await seenByB).payload.text, 'echo: for both');
+  assert.equal((await seenByA).payload.text, 'echo: for both');
+  assert.equal(agent.sessions.stats().clients, 2);
+  const left = b.next('session_closed');
+  b.send({ type: 'session_leave', session_id: sid, payload: {} });
+  assert.equal((await left).payload.reason, 'left');
+  assert.equal(agent.sessions.stats().open, 1);
+  const telemetry = a.next('telemetry');
+  const c = await connect();
+  await c.open(sid);
+  c.send({ type: 'telemetry', session_id: sid, payload: { source: 'phone', readings: { steps: 1200 } } });
+  assert.deepEqual((await telemetry).payload.readings, { steps: 1200 });
+});
+
+void test('session_close ends the session for every client and writes its episode', async (t) => {
+  const { connect, memory, agent } = await setup(t);
+  const [a, b] = [await connect(), await connect()];
+  const sid = await a.open();
+  await b.open(sid);
+  const answered = a.next('text_response');
+  a.send({ type: 'text_command', session_id: sid, payload: { text: 'keep this' } });
+  await answered;
+  const closedB = b.next('session_closed');
+  a.send({ type: 'session_close', session_id: sid, payload: {} });
+  const closed = await closedB;
+  assert.equal(closed.payload.reason, 'closed_by_client');
+  assert.equal(closed.payload.episode_id, memory.episodes[0]?.id);
+  assert.equal(agent.sessions.stats().open, 0);
+  const err = b.next('error');
+  b.send({ type: 'text_command', session_id: sid, payload: { text: 'too late' } });
+  assert.equal((await err).payload.code, 'NOT_IN_SESSION');
+});
+
+void test('a closed socket detaches from its session; the session can be resumed', async (t) => {
+  const { connect, agent } = await setup(t);
+  const a = await connect();
+  const sid = await a.open();
+  a.ws.close();
+  await new Promise((r) => a.ws.once('close', r));
+  for (let i = 0; i < 100 && agent.sessions.stats().clients > 0; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(agent.sessions.stats().withClients, 0);
+  const b = await connect();
+  assert.equal(await b.open(sid), sid);
+});
