@@ -1,0 +1,98 @@
+// /api/identity over app.inject with real files in a temp $SVC_HOME: templates on first start,
+// revisions (a stale PUT is 409), PATCHes from the setup wizard, and the digital twin.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testApp, auth } from '../../helpers/app';
+import { identityRoutes } from '../../../daemon/http/identity-routes';
+import { IdentityFiles } from '../../../daemon/identity/identity-files';
+import { DigitalTwin, firstPerson } from '../../../daemon/identity/digital-twin';
+import { SOUL_TEMPLATE, USER_TEMPLATE } from '../../../daemon/identity/identity-text';
+import { FakeMemory } from '../agent/agent-fixtures';
+import { agentMemory } from '../../../daemon/agent/memory-adapter';
+
+async function setup(t: TestContext) {
+  const home = mkdtempSync(join(tmpdir(), 'svc-identity-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const files = new IdentityFiles(home);
+  assert.deepEqual(files.start(), ['USER.md', 'SOUL.md']);
+  assert.deepEqual(files.start(), [], 'existing files are never overwritten');
+  const memory = new FakeMemory();
+  const { app } = await testApp({ routes: [identityRoutes({ files, twin: new DigitalTwin(files, agentMemory(memory)) })] });
+  t.after(() => app.close());
+  const call = async (method: 'GET' | 'PUT' | 'PATCH' | 'POST', url: string, payload?: object) => {
+    const r = await app.inject({ method, url, headers: auth, ...(payload ? { payload } : {}) });
+    return { status: r.statusCode, body: r.json<Record<string, unknown>>() };
+  };
+  return { home, files, memory, call };
+}
+
+void test('files are created from templates and served with a revision', async (t) => {
+  const { home, call } = await setup(t);
+  const user = await call('GET', '/api/identity/user');
+  assert.equal(user.body.content, USER_TEMPLATE);
+  const soul = await call('GET', '/api/identity/soul');
+  assert.equal(soul.body.content, SOUL_TEMPLATE);
+  assert.equal(soul.body.name, 'svc');
+  assert.equal((soul.body.rules as string[]).length, 3);
+  assert.equal(readFileSync(join(home, 'SOUL.md'), 'utf8'), SOUL_TEMPLATE);
+});
+
+void test('PUT replaces USER.md; a PUT with a stale revision is a 409 and changes nothing', async (t) => {
+  const { call, home } = await setup(t);
+  const first = await call('GET', '/api/identity/user');
+  const put = await call('PUT', '/api/identity/user', { content: '## About\nName: Ada\n', revision: first.body.revision as string });
+  assert.equal(put.status, 200);
+  assert.notEqual(put.body.revision, first.body.revision);
+  const stale = await call('PUT', '/api/identity/user', { content: 'overwrite', revision: first.body.revision as string });
+  assert.equal(stale.status, 409);
+  assert.equal((stale.body.error as { code: string }).code, 'CONFLICT');
+  assert.equal(readFileSync(join(home, 'USER.md'), 'utf8'), '## About\nName: Ada\n');
+  assert.equal((await call('PUT', '/api/identity/user', { content: 'x'.repeat(70_000) })).status, 400);
+});
+
+void test('a hand edit of the file is seen on the next read', async (t) => {
+  const { call, home } = await setup(t);
+  writeFileSync(join(home, 'USER.md'), '## About\nName: Grace\nFavourite food: ramen\n');
+  assert.match((await call('GET', '/api/identity/user')).body.content as string, /Grace/);
+});
+
+void test('PATCH sets the user name and the persona fields, keeping the rest', async (t) => {
+  const { call } = await setup(t);
+  assert.equal((await call('PATCH', '/api/identity/user', { name: 'Ada Lovelace' })).status, 200);
+  assert.match((await call('GET', '/api/identity/user')).body.content as string, /^Name: Ada Lovelace$/m);
+  const soul = await call('PATCH', '/api/identity/soul', { name: 'Jarvis', personality: 'Dry wit.' });
+  assert.equal(soul.body.name, 'Jarvis');
+  assert.equal(soul.body.personality, 'Dry wit.');
+  assert.equal((soul.body.rules as string[]).length, 3);
+  assert.equal((await call('PATCH', '/api/identity/soul', {})).status, 400);
+});
+
+void test('the twin answers from USER.md and memory, and says it does not know with low confidence', async (t) => {
+  const { call, memory } = await setup(t);
+  assert.equal((await call('GET', '/api/identity/twin')).body.ready, false);
+  await call('PUT', '/api/identity/user', { content: '## About\nName: Ada\nFavourite food: ramen\n## Notes\nI walk the dog every morning.\n' });
+  await memory.remember('Ada prefers green tea over coffee');
+  const profile = await call('GET', '/api/identity/twin');
+  assert.deepEqual(profile.body, { name: 'Ada', facts: 3, memory: true, ready: true });
+
+  const food = await call('POST', '/api/identity/twin/ask', { question: 'What is your favourite food?' });
+  assert.equal(food.body.answer, 'My favourite food is ramen.');
+  assert.ok((food.body.confidence as number) >= 0.6);
+  const tea = await call('POST', '/api/identity/twin/ask', { question: 'Tea or coffee?' });
+  assert.match(tea.body.answer as string, /green tea/);
+  const unknown = await call('POST', '/api/identity/twin/ask', { question: 'What is your blood type?' });
+  assert.match(unknown.body.answer as string, /don't know/);
+  assert.ok((unknown.body.confidence as number) <= 0.1);
+  assert.deepEqual(unknown.body.evidence, []);
+  assert.equal((await call('POST', '/api/identity/twin/ask', { question: '   ' })).status, 400);
+});
+
+void test('firstPerson turns facts into the user speaking', () => {
+  assert.equal(firstPerson('Favourite food: ramen'), 'My favourite food is ramen.');
+  assert.equal(firstPerson('The user likes tea'), 'I like tea.');
+  assert.equal(firstPerson("User's dog is Rex."), 'My dog is Rex.');
+  assert.equal(firstPerson('I walk every day'), 'I walk every day.');
+});
