@@ -42,6 +42,7 @@ function usageError(message: string): never {
 const prog = sade('svc').version(VERSION).describe('svc — the assistant brain for a home mesh');
 prog.option('--url', 'Brain address (default $SVC_URL or http://127.0.0.1:9090)');
 prog.option('--home', 'Data directory (default $SVC_HOME or ~/.svc)');
+prog.option('--session', 'svc with no command: join this open session instead of opening a new one');
 
 prog
   .command('serve', 'Run the brain API server in the foreground (headless; what systemd runs)')
@@ -71,11 +72,6 @@ prog
   });
 
 prog
-  .command('chat', 'Interactive chat (what `svc` with no arguments runs); --session resumes an open session')
-  .option('--session', 'Id of an open session to join')
-  .action(async (o: Opts) => exit(await repl(conn(o), chatIo(), typeof o.session === 'string' ? o.session : '')));
-
-prog
   .command('setup', 'Wizard: your name, the assistant name and persona, model provider and key (no TTY: keeps defaults)')
   .action(async (o: Opts) => exit(await setup(conn(o), { out: process.stdout, interactive: chatIo().interactive, restart: () => restartBrain(conn(o), undefined) })));
 
@@ -101,7 +97,7 @@ registerKeyCommands(prog, commandContext);
 registerModelCommands(prog, commandContext);
 registerMemoryCommands(prog, commandContext);
 
-const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor', 'chat', 'setup', 'identity', 'key', 'models', 'memory'];
+const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor', 'setup', 'identity', 'key', 'models', 'memory'];
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
@@ -112,7 +108,7 @@ async function restartBrain(c: ReturnType<typeof conn>, port: number | undefined
   return (await startBrain(c, { port: port ?? urlPort }, env, process.stdout)) === 0;
 }
 
-const VALUE_FLAGS = new Set(['--url', '--home']);
+const VALUE_FLAGS = new Set(['--url', '--home', '--session']);
 
 /** Splits argv into words and global flags for the default actions (sade needs a command name). */
 function scanArgs(args: readonly string[]): { words: string[]; flags: Opts; meta: boolean } {
@@ -134,7 +130,8 @@ function scanArgs(args: readonly string[]): { words: string[]; flags: Opts; meta
 async function main(argv: string[]): Promise<void> {
   const { words, flags, meta } = scanArgs(argv.slice(2));
   const first = words[0];
-  if (!meta && first === undefined) return exit(await repl(conn(flags), chatIo()));
+  // `svc` alone is the chat (spec 4.14); --session <id> joins an open session instead of a new one.
+  if (!meta && first === undefined) return exit(await repl(conn(flags), chatIo(), typeof flags.session === 'string' ? flags.session : ''));
   if (!meta && first !== undefined && !COMMANDS.includes(first)) {
     // Spec 4.14 svc '<message>': a first word that is no command, and no near-typo of one, is a message.
     const hint = closestCommand(first, COMMANDS);
