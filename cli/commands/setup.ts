@@ -4,10 +4,9 @@
 // Identity goes through the API (PATCH /api/identity/*); the provider goes into settings.json's
 // providers.chain (read at brain start, so a running local brain is restarted) and the key through
 // POST /api/providers/<id>/keys, which probes it before saving.
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as p from '@clack/prompts';
-import { writeFileAtomic } from '../../daemon/fs/atomic-write';
 import type { Soul, TwinProfile } from '../../protocol/identity';
 import type { AddKeyResponse } from '../../protocol/providers';
 import { callBrain, type Connection } from '../connection';
@@ -157,4 +156,17 @@ async function expectOk(call: Promise<{ status: number; body: unknown }>, what: 
 
 function markDone(home: string, info: Record<string, unknown>): void {
   writeFileAtomic(join(home, SETUP_MARKER), `${JSON.stringify({ completed_at: new Date().toISOString(), ...info }, null, 2)}\n`, 0o600);
+}
+
+/** settings.json and setup.json are written whole and atomically (STYLE.md 11): temp file, fsync, rename. */
+function writeFileAtomic(file: string, text: string, mode: number): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w', mode);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
 }
