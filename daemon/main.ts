@@ -19,6 +19,7 @@ import { Lifecycle } from './lifecycle/lifecycle';
 import { createNotifier } from './lifecycle/sd-notify';
 import { startParts, stopParts, type Part } from './lifecycle/parts';
 import { createMemory } from './memory/create-memory';
+import { DeferredSessionPort } from './memory/session-port';
 import { memoryRoutes } from './http/memory-routes';
 import { createProviderChain } from './providers/create-provider-chain';
 import { LocalProvider } from './providers/local/local-provider';
@@ -127,7 +128,9 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
 
   const parts: Part[] = [{ name: 'store', stop: () => store.close() }];
   const embeddingKey = settings.memory.embeddings.api_key;
+  const sessionPort = new DeferredSessionPort();
   const memory = createMemory({
+    sessions: sessionPort,
     store,
     settings: settings.memory,
     logger: logger.child({ part: 'memory' }),
@@ -150,7 +153,9 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     settings: settings.agent,
     brain: { version: VERSION, uptimeSeconds: () => lifecycle.uptimeSeconds(), stopping: () => lifecycle.stopping },
     secrets: vaultSecrets(vault, [apiToken]),
+    workingLimits: { maxItems: settings.memory.working.max_items, maxBytes: settings.memory.working.max_bytes },
   });
+  sessionPort.attach(agent.sessions);
   // Listed before http: stop runs in reverse, so sockets close first, then sessions end and write their episodes.
   parts.push({ name: 'agent', start: () => agent.start(), stop: () => agent.stop() });
   const ws = settings.agent.websocket;

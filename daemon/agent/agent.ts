@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/metrics';
 import type { Store } from '../store/store';
 import type { MemoryService } from '../memory/memory-service';
 import type { DashboardStatus } from '../../protocol/dashboard';
-import { DEFAULT_WORKING_LIMITS } from '../memory/working-memory';
+import { DEFAULT_WORKING_LIMITS, type WorkingMemoryLimits } from '../memory/working-memory';
 import { AgentEvents } from './agent-events';
 import { ActivityLog } from './activity-log';
 import { ContextBuilder } from './context-builder';
@@ -52,6 +52,8 @@ export interface AgentDeps {
   brain: BrainInfo;
   secrets: SecretSource;
   permissions?: PermissionHook;
+  /** Per-session working memory bounds (settings memory.working); defaults when absent. */
+  workingLimits?: WorkingMemoryLimits;
   now?: () => number;
 }
 
@@ -85,7 +87,7 @@ export class Agent {
       options: {
         maxSessions: settings.max_sessions,
         idleMs: settings.session_idle_minutes * 60_000,
-        limits: { maxEntries: settings.history_messages * 2, maxQueuedTurns: settings.max_queued_turns, working: DEFAULT_WORKING_LIMITS },
+        limits: { maxEntries: settings.history_messages * 2, maxQueuedTurns: settings.max_queued_turns, working: deps.workingLimits ?? DEFAULT_WORKING_LIMITS },
       },
       ...(deps.now ? { now: deps.now } : {}),
     });

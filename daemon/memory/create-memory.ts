@@ -18,7 +18,6 @@ import { Memory } from './memory-service';
 import { NoteRepository } from './note-repository';
 import { TermStats } from './term-stats';
 import { VectorIndex } from './vector-index';
-import { WorkingMemoryRegistry } from './working-memory';
 import { MemoryWiki } from './memory-wiki';
 import { SessionSnapshots } from './session-snapshots';
 import { InMemorySessions, type SessionPort } from './session-port';
@@ -42,7 +41,6 @@ export interface MemoryDeps {
 export interface MemoryCapability {
   memory: Memory;
   store: Store;
-  working: WorkingMemoryRegistry;
   decay: DecayStore;
   stats: TermStats;
   recalls: RecallTracker;
@@ -94,5 +92,5 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
     { name: 'memory-recalls', start: () => recalls.start(), stop: () => recalls.stop() },
     ...(indexer ? [{ name: 'memory-embeddings', start: () => indexer.start(), stop: () => indexer.stop() }] : []),
   ];
-  return { memory, store, working: new WorkingMemoryRegistry({ maxItems: settings.working.max_items, maxBytes: settings.working.max_bytes }), decay, stats, recalls, indexer, vectors, embedder, settings, wiki, snapshots, parts };
+  return { memory, store, decay, stats, recalls, indexer, vectors, embedder, settings, wiki, snapshots, parts };
 }

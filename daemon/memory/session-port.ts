@@ -2,7 +2,7 @@
 // memory) and whoever owns live sessions. The agent's session manager implements it; memory only
 // stores and replays states. Sync or async both work: every call is awaited.
 import type { ChatMessage } from '../providers/provider';
-import { notFound } from '../errors';
+import { AppError, notFound } from '../errors';
 import type { WorkingItem } from './working-memory';
 
 export interface SessionState {
@@ -47,5 +47,35 @@ export class InMemorySessions implements SessionPort {
   /** Test/seed helper: put a session under a chosen id. */
   put(sessionId: string, state: SessionState): void {
     this.sessions.set(sessionId, structuredClone(state));
+  }
+}
+
+/**
+ * The brain builds memory before the agent (the agent searches memory), but snapshots need the
+ * agent's live sessions: memory is handed this port, and the composition root attaches the session
+ * manager once it exists. Calls before that fail with UNAVAILABLE instead of reaching a stand-in.
+ */
+export class DeferredSessionPort implements SessionPort {
+  private target: SessionPort | undefined;
+
+  attach(target: SessionPort): void {
+    this.target = target;
+  }
+
+  private live(): SessionPort {
+    if (!this.target) throw new AppError('UNAVAILABLE', 'sessions are not running yet');
+    return this.target;
+  }
+
+  read(sessionId: string): MaybePromise<SessionState | undefined> {
+    return this.live().read(sessionId);
+  }
+
+  create(state: SessionState, meta: { branchedFrom: { sessionId: string; snapshotId: string } }): MaybePromise<string> {
+    return this.live().create(state, meta);
+  }
+
+  replace(sessionId: string, state: SessionState): MaybePromise<void> {
+    return this.live().replace(sessionId, state);
   }
 }

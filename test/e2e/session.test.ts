@@ -7,26 +7,9 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
+import { connect } from '../helpers/session-client';
 import { startBrain, tempHome, type BrainProcess } from '../helpers/brain-process';
 import { startOpenAiServer } from '../fakes/openai-server';
-import type { BrainMessage } from '../../protocol/session';
-
-function connect(brain: BrainProcess): Promise<{ ws: WebSocket; frames: BrainMessage[]; next: (type: string) => Promise<BrainMessage> }> {
-  const ws = new WebSocket(`ws://127.0.0.1:${brain.port}/v1/session`, ['svc.v1', `svc.bearer.${brain.token}`]);
-  const frames: BrainMessage[] = [];
-  const waiting: { type: string; resolve: (m: BrainMessage) => void }[] = [];
-  ws.on('message', (d: Buffer) => {
-    const m = JSON.parse(d.toString('utf8')) as BrainMessage;
-    frames.push(m);
-    const i = waiting.findIndex((w) => w.type === m.type);
-    if (i >= 0) waiting.splice(i, 1)[0]!.resolve(m);
-  });
-  const next = (type: string) => new Promise<BrainMessage>((resolve) => waiting.push({ type, resolve }));
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve({ ws, frames, next }));
-    ws.once('error', reject);
-  });
-}
 
 const gauge = async (brain: BrainProcess): Promise<number> => Number(/^svc_ws_active_sessions (\d+)/m.exec(await (await fetch(`${brain.url}/metrics`)).text())?.[1]);
 
