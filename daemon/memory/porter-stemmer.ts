@@ -25,7 +25,9 @@ function measure(stem: string): number {
 }
 
 const hasVowel = (stem: string): boolean => [...stem].some((_, i) => isVowelAt(stem, i));
-const endsDoubleConsonant = (w: string): boolean => w.length >= 2 && w[w.length - 1] === w[w.length - 2] && !isVowelAt(w, w.length - 1);
+// fts5_porter.c tests the step-1b double consonant with IsVowel(c, 0): `y` is a consonant there
+// whatever precedes it, so "yyed" → "y" (found by fast-check against SQLite 3.53).
+const endsDoubleConsonant = (w: string): boolean => w.length >= 2 && w[w.length - 1] === w[w.length - 2] && !/[aeiou]/.test(w[w.length - 1]!);
 /** *o: ends consonant-vowel-consonant, the last not w, x or y. */
 function endsCvc(w: string): boolean {
   const n = w.length;
@@ -62,8 +64,11 @@ const STEP3_SORTED = byLongest(STEP3);
 const STEP4_SORTED = [...STEP4].sort((a, b) => b.length - a.length);
 
 function step1a(w: string): string {
-  if (w.endsWith('sses')) return w.slice(0, -2);
-  if (w.endsWith('ies')) return w.slice(0, -2);
+  // fts5_porter.c (SQLite 3.53) only rewrites -sses/-ies when something precedes the suffix; any
+  // other -es word just loses its s: "ies" → "ie", "sses" → "sse".
+  if (w.endsWith('sses') && w.length > 4) return w.slice(0, -2);
+  if (w.endsWith('ies') && w.length > 3) return w.slice(0, -2);
+  if (w.endsWith('es')) return w.slice(0, -1);
   if (w.endsWith('ss')) return w;
   if (w.endsWith('s')) return w.slice(0, -1);
   return w;

@@ -26,7 +26,7 @@ function sqliteTerms(texts: readonly string[]): string[][] {
   }
 }
 
-const KNOWN = ['caresses', 'ponies', 'caress', 'cats', 'feed', 'agreed', 'plastered', 'motoring', 'sing', 'conflated', 'troubled', 'sized', 'hopping', 'tanned', 'falling', 'hissing', 'fizzed', 'failing', 'filing', 'happy', 'sky', 'relational', 'conditional', 'rational', 'valenci', 'digitizer', 'conformabli', 'radicalli', 'differentli', 'vileli', 'analogousli', 'vietnamization', 'predication', 'operator', 'feudalism', 'decisiveness', 'hopefulness', 'callousness', 'formaliti', 'sensitiviti', 'sensibiliti', 'triplicate', 'formative', 'formalize', 'electriciti', 'electrical', 'hopeful', 'goodness', 'revival', 'allowance', 'inference', 'airliner', 'gyroscopic', 'adjustable', 'defensible', 'irritant', 'replacement', 'adjustment', 'dependent', 'adoption', 'homologou', 'communism', 'activate', 'angulariti', 'homologous', 'effective', 'bowdlerize', 'probate', 'rate', 'cease', 'controll', 'roll', 'running', 'meetings', 'dentist', 'appointments', 'generalizations', 'oscillators', 'archaeology', 'ying', 'yyy', 'bye', 'abc123', 'x9ing', 'naïve', 'café', 'straße'];
+const KNOWN = ['caresses', 'ponies', 'caress', 'cats', 'feed', 'agreed', 'plastered', 'motoring', 'sing', 'conflated', 'troubled', 'sized', 'hopping', 'tanned', 'falling', 'hissing', 'fizzed', 'failing', 'filing', 'happy', 'sky', 'relational', 'conditional', 'rational', 'valenci', 'digitizer', 'conformabli', 'radicalli', 'differentli', 'vileli', 'analogousli', 'vietnamization', 'predication', 'operator', 'feudalism', 'decisiveness', 'hopefulness', 'callousness', 'formaliti', 'sensitiviti', 'sensibiliti', 'triplicate', 'formative', 'formalize', 'electriciti', 'electrical', 'hopeful', 'goodness', 'revival', 'allowance', 'inference', 'airliner', 'gyroscopic', 'adjustable', 'defensible', 'irritant', 'replacement', 'adjustment', 'dependent', 'adoption', 'homologou', 'communism', 'activate', 'angulariti', 'homologous', 'effective', 'bowdlerize', 'probate', 'rate', 'cease', 'controll', 'roll', 'running', 'meetings', 'dentist', 'appointments', 'generalizations', 'oscillators', 'archaeology', 'ying', 'yyy', 'bye', 'ies', 'sses', 'yyed', 'eyyed', 'yyying', 'abc123', 'x9ing', 'naïve', 'café', 'straße'];
 
 void test('porterStem agrees with FTS5 porter on a classic word list', () => {
   const expected = sqliteTerms(KNOWN);
@@ -43,6 +43,6 @@ void test('porterStem agrees with FTS5 porter on generated words and sentences (
     fc.property(fc.array(sentence, { minLength: 1, maxLength: 40 }), (texts) => {
       assert.deepEqual(texts.map((t) => words(t).map(porterStem)), sqliteTerms(texts));
     }),
-    { numRuns: 40 },
+    { numRuns: 200 },
   );
 });
