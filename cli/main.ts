@@ -111,6 +111,8 @@ async function restartBrain(c: ReturnType<typeof conn>, port: number | undefined
 const VALUE_FLAGS = new Set(['--url', '--home', '--session']);
 
 /** Splits argv into words and global flags for the default actions (sade needs a command name). */
+const BOOLEAN_FLAGS = new Set(['--json', '--rebuild', '--probe']);
+
 function scanArgs(args: readonly string[]): { words: string[]; flags: Opts; meta: boolean } {
   const words: string[] = [];
   const flags: Opts = {};
@@ -120,12 +122,12 @@ function scanArgs(args: readonly string[]): { words: string[]; flags: Opts; meta
     const [name, inline] = a.startsWith('--') ? (a.split(/=(.*)/s) as [string, string | undefined]) : [a, undefined];
     if (VALUE_FLAGS.has(name)) flags[name.slice(2)] = inline ?? args[++i];
     else if (['-h', '--help', '-v', '--version'].includes(a)) meta = true;
-    else if (a.startsWith('-') && words.length === 0) meta = true; // an unknown flag: let sade report it
+    else if (BOOLEAN_FLAGS.has(a)) flags[a.slice(2)] = true;
+    else if (a.startsWith('-') && words.length === 0) usageError(`unknown option ${a}`);
     else words.push(a);
   }
   return { words, flags, meta };
 }
-
 
 async function main(argv: string[]): Promise<void> {
   const { words, flags, meta } = scanArgs(argv.slice(2));

@@ -44,8 +44,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
     },
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (deps.lifecycle.stopping) {
+  app.addHook('onRequest', async (request, reply) => {
+    // /health answers for itself while stopping (503 with status "stopping"), so probes see why.
+    if (deps.lifecycle.stopping && request.routeOptions.url !== '/health') {
       reply.header('connection', 'close');
       return reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
     }

@@ -12,9 +12,15 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNPROCESSABLE: 422,
+  /** svc key add: the provider refused the key, so it was not saved. */
+  KEY_PROBE_FAILED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  /** An upstream LLM provider failed a models list/test call. */
+  PROVIDER_FAILED: 502,
   UNAVAILABLE: 503,
+  /** The vault cannot be decrypted (wrong key or corrupt file); secrets are unavailable. */
+  VAULT_LOCKED: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

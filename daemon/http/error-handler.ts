@@ -5,7 +5,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ERROR_CODES, type ErrorCode, type ErrorEnvelope, type FieldError } from '../../protocol/errors';
 import { AppError } from '../errors';
 
-const CODE_BY_STATUS = new Map<number, ErrorCode>(Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]));
+// The generic code for a status is the first one listed for it in the catalogue (503 → UNAVAILABLE, not VAULT_LOCKED).
+const CODE_BY_STATUS = new Map<number, ErrorCode>();
+for (const [code, status] of Object.entries(ERROR_CODES)) if (!CODE_BY_STATUS.has(status)) CODE_BY_STATUS.set(status, code as ErrorCode);
 
 export function envelope(code: string, message: string, details: unknown = null): ErrorEnvelope {
   return { error: { code, message, details: details ?? null } };

@@ -6,9 +6,13 @@ import type { Lifecycle } from '../lifecycle/lifecycle';
 export const healthRoutes =
   (deps: { version: string; lifecycle: Lifecycle }): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.get('/health', { config: { public: true }, schema: { response: { 200: HealthResponse } } }, async () => ({
-      status: deps.lifecycle.stopping ? ('stopping' as const) : ('ok' as const),
-      version: deps.version,
-      uptime_s: Math.round(deps.lifecycle.uptimeSeconds() * 1000) / 1000,
-    }));
+    // 200 while serving; 503 with status "stopping" during shutdown, so a load balancer drains the brain.
+    app.get('/health', { config: { public: true }, schema: { response: { 200: HealthResponse, 503: HealthResponse } } }, async (_request, reply) => {
+      const stopping = deps.lifecycle.stopping;
+      return reply.status(stopping ? 503 : 200).send({
+        status: stopping ? 'stopping' : 'ok',
+        version: deps.version,
+        uptime_s: Math.round(deps.lifecycle.uptimeSeconds() * 1000) / 1000,
+      });
+    });
   };

@@ -83,13 +83,24 @@ test('bodies over the limit are 413 PAYLOAD_TOO_LARGE', async (t) => {
   assert.equal(r.json<{ error: { code: string } }>().error.code, 'PAYLOAD_TOO_LARGE');
 });
 
-test('while stopping every request gets 503 UNAVAILABLE', async (t) => {
-  const { app, lifecycle } = await testApp();
+test('while stopping requests get 503 UNAVAILABLE; /health answers 503 with status stopping', async (t) => {
+  const { app, lifecycle } = await testApp({ routes: [probe] });
   t.after(() => app.close());
   lifecycle.stopping = true;
-  const r = await app.inject({ method: 'GET', url: '/health' });
+  const r = await app.inject({ method: 'GET', url: '/api/items/1', headers: auth });
   assert.equal(r.statusCode, 503);
   assert.equal(r.json<{ error: { code: string } }>().error.code, 'UNAVAILABLE');
+  const health = await app.inject({ method: 'GET', url: '/health' });
+  assert.equal(health.statusCode, 503);
+  assert.equal(health.json<{ status: string }>().status, 'stopping');
+});
+
+test('codes that share a status keep the generic code for framework errors', async (t) => {
+  const { app } = await testApp({ routes: [probe] });
+  t.after(() => app.close());
+  const r = await app.inject({ method: 'POST', url: '/api/probe', headers: { ...auth, 'content-type': 'text/csv' }, payload: 'a,b' });
+  assert.equal(r.statusCode, 415);
+  assert.equal(r.json<{ error: { code: string } }>().error.code, 'UNSUPPORTED_MEDIA_TYPE');
 });
 
 test('metrics label the route template and status class, never the raw URL', async (t) => {
