@@ -6,7 +6,7 @@ import type { ContentBlockParam, MessageParam, RawMessageStreamEvent, StopReason
 import type { ChatEvent, ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from './provider';
 import { plainSchema, type AdapterConfig } from './openai-provider';
 import { StallGuard } from './stall-guard';
-import { toProviderError } from './sdk-failure';
+import { adapterFailure, listModelIds } from './adapter-calls';
 import { ToolCallAssembler } from './tool-call-assembler';
 
 export const ANTHROPIC_DEFAULT_MODEL = 'claude-3-5-haiku-latest';
@@ -94,26 +94,12 @@ export class AnthropicProvider implements Provider {
     yield { type: 'done', finish_reason: finishReason(stop), usage, provider: this.config.id, model: answeredBy };
   }
 
-  async listModels(signal?: AbortSignal): Promise<string[]> {
-    const guard = new StallGuard({ firstTokenMs: this.config.timeouts.firstTokenMs, idleMs: this.config.timeouts.firstTokenMs }, signal);
-    try {
-      const ids: string[] = [];
-      for await (const m of this.client.models.list({ limit: 100 }, { signal: guard.signal })) {
-        guard.tick();
-        ids.push(m.id);
-        if (ids.length >= 1000) break;
-      }
-      return ids.sort();
-    } catch (err) {
-      throw this.failure(err, guard);
-    } finally {
-      guard.done();
-    }
+  listModels(signal?: AbortSignal): Promise<string[]> {
+    return listModelIds(this.config, signal, (signal) => this.client.models.list({ limit: 100 }, { signal }));
   }
 
   private failure(err: unknown, guard: StallGuard): Error {
-    if (guard.cause === 'caller') return err instanceof Error ? err : new Error('request aborted by the caller');
-    return toProviderError(err, { provider: this.config.id, keyLabel: this.config.keyLabel, secret: this.config.apiKey, aborted: guard.cause, nowMs: (this.config.now ?? Date.now)() });
+    return adapterFailure(this.config, err, guard);
   }
 }
 

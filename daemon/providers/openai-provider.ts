@@ -6,7 +6,7 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionToo
 import type { ChatEvent, ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from './provider';
 import { ProviderError } from './provider';
 import { StallGuard, type StallTimeouts } from './stall-guard';
-import { toProviderError } from './sdk-failure';
+import { adapterFailure, listModelIds } from './adapter-calls';
 import { ToolCallAssembler } from './tool-call-assembler';
 
 export interface AdapterConfig {
@@ -91,26 +91,12 @@ export class OpenAiProvider implements Provider {
     yield { type: 'done', finish_reason: hadCalls ? 'tool_calls' : finish === 'length' ? 'length' : 'stop', ...(usage ? { usage } : {}), provider: this.config.id, model: answeredBy };
   }
 
-  async listModels(signal?: AbortSignal): Promise<string[]> {
-    const guard = new StallGuard({ firstTokenMs: this.config.timeouts.firstTokenMs, idleMs: this.config.timeouts.firstTokenMs }, signal);
-    try {
-      const ids: string[] = [];
-      for await (const m of this.client.models.list({ signal: guard.signal })) {
-        guard.tick();
-        ids.push(m.id);
-        if (ids.length >= 1000) break;
-      }
-      return ids.sort();
-    } catch (err) {
-      throw this.failure(err, guard);
-    } finally {
-      guard.done();
-    }
+  listModels(signal?: AbortSignal): Promise<string[]> {
+    return listModelIds(this.config, signal, (signal) => this.client.models.list({ signal }));
   }
 
   private failure(err: unknown, guard: StallGuard): Error {
-    if (guard.cause === 'caller') return err instanceof Error ? err : new Error('request aborted by the caller');
-    return toProviderError(err, { provider: this.config.id, keyLabel: this.config.keyLabel, secret: this.config.apiKey, aborted: guard.cause, nowMs: (this.config.now ?? Date.now)() });
+    return adapterFailure(this.config, err, guard);
   }
 
   private keyOpt(): { keyLabel?: string } {
