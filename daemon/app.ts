@@ -44,12 +44,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
     },
   });
-  app.addHook('onRequest', async (request, reply) => {
-    // /health answers for itself while stopping (503 with status "stopping"), so probes see why.
-    if (deps.lifecycle.stopping && request.routeOptions.url !== '/health') {
-      reply.header('connection', 'close');
-      return reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
-    }
+  // A callback hook (no promise per request). /health answers for itself while stopping (503 with
+  // status "stopping"), so probes see why; a hook that replies does not call done (fastify Hooks.md).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!deps.lifecycle.stopping || request.routeOptions.url === '/health') return done();
+    reply.header('connection', 'close');
+    void reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
   });
   installAuth(app, deps.apiToken);
   installMetrics(app, deps.metrics, { public: deps.metricsPublic });

@@ -38,15 +38,16 @@ export function presentedToken(request: FastifyRequest): string | undefined {
 }
 
 export function installAuth(app: FastifyInstance, token: string): void {
-  app.addHook('onRequest', async (request) => {
-    if (!PROTECTED.test(request.url)) return;
-    if (request.routeOptions.config?.public === true) return;
+  // A callback hook, not async: it runs on every request and allocates no promise.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!PROTECTED.test(request.url) || request.routeOptions.config?.public === true) return done();
     const presented = presentedToken(request);
-    if (!tokenMatches(token, presented)) {
-      throw new AppError('UNAUTHORIZED', presented === undefined ? 'missing bearer token' : 'invalid bearer token', {
+    if (tokenMatches(token, presented)) return done();
+    done(
+      new AppError('UNAUTHORIZED', presented === undefined ? 'missing bearer token' : 'invalid bearer token', {
         hint: 'send Authorization: Bearer <token>; the token is in $SVC_HOME/api-token or SVC_API_TOKEN',
-      });
-    }
+      }),
+    );
   });
 }
 

@@ -10,9 +10,16 @@ export function isLoopback(address: string | undefined): boolean {
 
 export function installMetrics(app: FastifyInstance, metrics: Metrics, opts: { public: boolean }): void {
   if (!metrics.enabled) return;
-  app.addHook('onResponse', async (request, reply) => {
+  const templates = new Map<string, string>();
+  app.addHook('onResponse', (request, reply, done) => {
     const url = request.routeOptions.url;
-    metrics.httpRequest(request.method, url ? routeTemplate(url) : 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    let route = 'unmatched';
+    if (url) {
+      route = templates.get(url) ?? routeTemplate(url);
+      templates.set(url, route);
+    }
+    metrics.httpRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   app.get('/metrics', { config: { public: true } }, async (request, reply) => {
     if (!opts.public && !isLoopback(request.socket.remoteAddress)) return reply.callNotFound();

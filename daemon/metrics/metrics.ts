@@ -80,11 +80,21 @@ function promMetrics(): Metrics {
   const ws = new Gauge({ name: 'svc_ws_active_sessions', help: 'Open WebSocket client sessions', registers });
   for (const reason of SYNC_FAILURE_REASONS) syncFailures.labels(reason).inc(0);
   for (const reason of SANDBOX_KILL_REASONS) kills.labels(reason).inc(0);
+  // labels() hashes its arguments on every call; the children are cached per series instead. The
+  // map is bounded like the series themselves: method x route template x status class.
+  const httpSeries = new Map<string, { total: Counter.Internal; duration: Histogram.Internal<string> }>();
   return {
     enabled: true,
     httpRequest: (method, route, status, seconds) => {
-      httpTotal.labels(method, route, statusClass(status)).inc();
-      httpDuration.labels(method, route).observe(seconds);
+      const cls = statusClass(status);
+      const key = `${method} ${cls} ${route}`;
+      let series = httpSeries.get(key);
+      if (!series) {
+        series = { total: httpTotal.labels(method, route, cls), duration: httpDuration.labels(method, route) };
+        httpSeries.set(key, series);
+      }
+      series.total.inc();
+      series.duration.observe(seconds);
     },
     llm429: (provider) => llm429.labels(provider).inc(),
     failoverChainExhausted: () => exhausted.inc(),
