@@ -3,11 +3,11 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import websocket from '@fastify/websocket';
 import type { Logger } from 'pino';
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Metrics } from './metrics/metrics';
 import type { Lifecycle } from './lifecycle/lifecycle';
 import { installErrorHandlers, envelope } from './http/error-handler';
-import { installAuth, WS_PROTOCOL } from './http/auth';
+import { authFailure, WS_PROTOCOL } from './http/auth';
 import { installMetrics } from './http/metrics-routes';
 import { healthRoutes } from './http/health-routes';
 
@@ -23,14 +23,25 @@ export interface AppDeps {
   routes?: readonly FastifyPluginAsync[];
 }
 
+/** Request ids unique per process and distinguishable across restarts: `<boot>-<counter>`, cheaper than a UUID per request. */
+function requestIds(): () => string {
+  const boot = randomBytes(4).toString('hex');
+  let n = 0;
+  return () => `${boot}-${(++n).toString(36)}`;
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const loggerInstance: FastifyBaseLogger = deps.logger;
   const app = Fastify({
     loggerInstance,
     // Per-request lines would flood journald on a Pi; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    // No per-request child logger: with redaction configured, pino's child() recompiles the redact
+    // paths each time (~2.5% of a /health request in a CPU profile). Lines that concern a request
+    // carry reqId explicitly (daemon/http/error-handler.ts).
+    childLoggerFactory: (logger) => logger,
     bodyLimit: deps.bodyLimit,
-    genReqId: () => randomUUID(),
+    genReqId: requestIds(),
     return503OnClosing: false, // our onRequest hook answers 503 in the spec envelope instead
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
   });
@@ -44,14 +55,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
     },
   });
-  // A callback hook (no promise per request). /health answers for itself while stopping (503 with
-  // status "stopping"), so probes see why; a hook that replies does not call done (fastify Hooks.md).
+  // One callback hook for every request (each hook, and each promise, costs on the hot path):
+  // 503 while stopping — /health answers for itself then, so probes see why — then the token check.
+  // A hook that replies does not call done (fastify Hooks.md).
   app.addHook('onRequest', (request, reply, done) => {
-    if (!deps.lifecycle.stopping || request.routeOptions.url === '/health') return done();
-    reply.header('connection', 'close');
-    void reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
+    if (deps.lifecycle.stopping && request.routeOptions.url !== '/health') {
+      reply.header('connection', 'close');
+      void reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
+      return;
+    }
+    done(authFailure(request, deps.apiToken));
   });
-  installAuth(app, deps.apiToken);
   installMetrics(app, deps.metrics, { public: deps.metricsPublic });
   await app.register(healthRoutes({ version: deps.version, lifecycle: deps.lifecycle }));
   for (const routes of deps.routes ?? []) await app.register(routes);

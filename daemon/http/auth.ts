@@ -5,7 +5,7 @@
 // WebSocket clients that cannot set headers (browsers) present the token either as a subprotocol
 // `svc.bearer.<token>` (offered next to `svc.v1`) or as the query parameter `access_token`
 // (docs/api.md). Both are accepted only on upgrade requests; the query form is redacted from logs.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors';
 import { tokenMatches } from '../auth/api-token';
 
@@ -37,17 +37,13 @@ export function presentedToken(request: FastifyRequest): string | undefined {
   return typeof query?.access_token === 'string' ? query.access_token : undefined;
 }
 
-export function installAuth(app: FastifyInstance, token: string): void {
-  // A callback hook, not async: it runs on every request and allocates no promise.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (!PROTECTED.test(request.url) || request.routeOptions.config?.public === true) return done();
-    const presented = presentedToken(request);
-    if (tokenMatches(token, presented)) return done();
-    done(
-      new AppError('UNAUTHORIZED', presented === undefined ? 'missing bearer token' : 'invalid bearer token', {
-        hint: 'send Authorization: Bearer <token>; the token is in $SVC_HOME/api-token or SVC_API_TOKEN',
-      }),
-    );
+/** The request's authentication failure, or undefined when it may proceed (spec 5.2). */
+export function authFailure(request: FastifyRequest, token: string): AppError | undefined {
+  if (!PROTECTED.test(request.url) || request.routeOptions.config?.public === true) return undefined;
+  const presented = presentedToken(request);
+  if (tokenMatches(token, presented)) return undefined;
+  return new AppError('UNAUTHORIZED', presented === undefined ? 'missing bearer token' : 'invalid bearer token', {
+    hint: 'send Authorization: Bearer <token>; the token is in $SVC_HOME/api-token or SVC_API_TOKEN',
   });
 }
 

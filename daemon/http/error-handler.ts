@@ -40,7 +40,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body } = toEnvelope(err, request);
     if (status >= 500) request.log.error({ err, reqId: request.id }, 'request failed');
-    else request.log.info({ code: body.error.code, status }, body.error.message);
+    else request.log.info({ reqId: request.id, code: body.error.code, status }, body.error.message);
     return reply.status(status).send(body);
   });
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
