@@ -2,17 +2,17 @@
 // a TTY, identity, and the REPL under a real pseudo-terminal (util-linux `script`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBrain, SVC, type BrainProcess } from '../helpers/brain-process';
+import { runInPty } from '../helpers/pty';
 
 function svc(brain: BrainProcess, args: string[], input = '') {
   const r = spawnSync(process.execPath, [SVC, '--url', brain.url, ...args], { input, encoding: 'utf8', env: { ...process.env, SVC_HOME: brain.home, SVC_API_TOKEN: brain.token }, timeout: 30_000 });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-const strip = (s: string): string => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
 
 void test('one-shot messages print the answer and exit 0; a near-typo of a command is a usage error', async (t) => {
   const brain = await startBrain();
@@ -44,37 +44,45 @@ void test('setup without a TTY never prompts, keeps defaults and marks the first
   assert.equal(svc(brain, ['identity', 'user']).out.startsWith('# USER.md'), true);
 });
 
-void test('the REPL under a pseudo-terminal streams answers, runs slash commands and quits cleanly', async (t) => {
+// Bounded: a prompt that never appears fails the test instead of hanging the suite.
+void test('the REPL under a pseudo-terminal streams answers, runs slash commands and quits cleanly', { timeout: 60_000 }, async (t) => {
   const brain = await startBrain();
   t.after(() => brain.kill());
-  const child = spawn('script', ['-qfec', `${process.execPath} ${SVC} --url ${brain.url}`, '/dev/null'], {
-    env: { ...process.env, SVC_HOME: brain.home, SVC_API_TOKEN: brain.token, TERM: 'xterm' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let out = '';
-  const waiters: { re: RegExp; resolve: () => void }[] = [];
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString('utf8');
-    for (const w of [...waiters]) {
-      if (!w.re.test(strip(out))) continue;
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
-  });
-  const until = (re: RegExp) => new Promise<void>((resolve) => (re.test(strip(out)) ? resolve() : waiters.push({ re, resolve })));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-
+  const pty = runInPty(`${process.execPath} ${SVC} --url ${brain.url}`, { ...process.env, SVC_HOME: brain.home, SVC_API_TOKEN: brain.token });
+  t.after(() => pty.kill());
+  const until = (re: RegExp): Promise<void> => pty.until(re);
   await until(/session ses_\S+\. \/help for commands/);
-  child.stdin.write('remember that the spare bulbs are in the hall cupboard\r');
+  pty.write('remember that the spare bulbs are in the hall cupboard\r');
   await until(/I'll remember that the spare bulbs are in the hall cupboard\./);
-  child.stdin.write('/identity\r');
+  pty.write('/identity\r');
   await until(/personality: /);
-  child.stdin.write('/status\r');
+  pty.write('/status\r');
   await until(/sessions 1 open \(1 clients\)/);
-  child.stdin.write('/quit\r');
-  assert.equal(await exited, 0);
-  assert.match(strip(out), /· remember \{"text":"the spare bulbs are in the hall cupboard"\}/);
+  pty.write('/quit\r');
+  assert.equal(await pty.exited, 0);
+  assert.match(pty.output(), /· remember \{"text":"the spare bulbs are in the hall cupboard"\}/);
   const episodes = (await (await brain.api('/api/memory/episodes')).json()) as { items: { summary: string }[] };
   assert.match(episodes.items[0]?.summary ?? '', /spare bulbs/);
+});
+
+// Bounded: a prompt that never appears fails the test instead of hanging the suite.
+void test('the setup wizard under a pseudo-terminal asks, then writes the answers through the API', { timeout: 60_000 }, async (t) => {
+  const brain = await startBrain();
+  t.after(() => brain.kill());
+  const pty = runInPty(`${process.execPath} ${SVC} setup --url ${brain.url}`, { ...process.env, SVC_HOME: brain.home, SVC_API_TOKEN: brain.token });
+  t.after(() => pty.kill());
+  await pty.until(/What should I call you\?/);
+  pty.write('Ada\r');
+  await pty.until(/What is the assistant's name\?/);
+  pty.write('\x7f'.repeat(8) + 'Nova\r');
+  await pty.until(/Which personality\?/);
+  pty.write('\x1b[B\r'); // one down from "keep the current one": the first preset (calm)
+  await pty.until(/Which model should answer\?/);
+  pty.write('\r'); // the built-in local agent
+  assert.equal(await pty.exited, 0);
+  const soul = (await (await brain.api('/api/identity/soul')).json()) as { name: string; personality: string };
+  assert.equal(soul.name, 'Nova');
+  assert.match(soul.personality, /calm, practical/);
+  const twin = (await (await brain.api('/api/identity/twin')).json()) as { name: string | null };
+  assert.equal(twin.name, 'Ada');
 });
