@@ -10,6 +10,7 @@ import { installErrorHandlers, envelope } from './http/error-handler';
 import { authFailure, WS_PROTOCOL } from './http/auth';
 import { installMetrics } from './http/metrics-routes';
 import { healthRoutes } from './http/health-routes';
+import { lazySchemaCompilers } from './http/lazy-schemas';
 
 export interface AppDeps {
   logger: Logger;
@@ -44,6 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIds(),
     return503OnClosing: false, // our onRequest hook answers 503 in the spec envelope instead
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+    schemaController: { compilersFactory: lazySchemaCompilers() },
   });
   installErrorHandlers(app);
   // Registered before the 503 and auth hooks: its onRequest hook marks upgrade requests, and only a
