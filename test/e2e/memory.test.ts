@@ -41,3 +41,23 @@ void test('svc memory note/search/decay/backend against a real brain; notes surv
   assert.deepEqual((JSON.parse(json.stdout) as SearchResponse).results.map((r) => r.id), [note.id]);
   assert.match(svc(brain.url, home, brain.token, ['memory', 'decay']).stdout, /half-life 45 days/);
 });
+
+// Regression (reported while wiring the agent): every turn searches memory before its `remember`
+// tool runs, so a search for words never seen before must not hide a note stored right after it.
+void test('a search for unseen words does not hide a note stored afterwards, then or after a restart', async (t) => {
+  const home = tempHome();
+  let brain = await startBrain({ home, keepHome: true });
+  t.after(async () => {
+    await brain.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+  const search = async (q: string) => ((await (await brain.api(`/api/memory/search?q=${encodeURIComponent(q)}`)).json()) as SearchResponse).results;
+  assert.deepEqual(await search('spare key'), []);
+  const created = await brain.api('/api/memory/note', { method: 'POST', body: JSON.stringify({ text: 'the spare key is under the blue pot' }) });
+  assert.equal(created.status, 201);
+  const id = ((await created.json()) as Note).id;
+  assert.equal((await search('spare key'))[0]?.id, id);
+  await brain.stop();
+  brain = await startBrain({ home, keepHome: true });
+  assert.equal((await search('spare key'))[0]?.id, id);
+});
