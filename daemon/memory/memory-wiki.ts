@@ -7,7 +7,7 @@ import type { WikiPage, WikiPageSummary, WikiRebuild } from '../../protocol/memo
 import type { Store } from '../store/store';
 import { notFound } from '../errors';
 import { iso } from './ids';
-import type { MemoryEvents } from './memory-events';
+import type { MemoryChange, MemoryEvents } from './memory-events';
 import { entityKey, type TripleRow } from './knowledge-graph';
 
 interface PageRow {
@@ -42,7 +42,7 @@ export class MemoryWiki {
     private readonly onError: (err: unknown) => void,
     private readonly clock: () => number = Date.now,
   ) {
-    events.on('memory-wiki', (c) => this.markStale(c.id));
+    events.on('memory-wiki', (c) => this.markStale(c));
   }
 
   list(): WikiPageSummary[] {
@@ -123,10 +123,24 @@ export class MemoryWiki {
     return rows.filter((r) => (JSON.parse(r.tags) as string[]).includes(tag)).slice(0, 100).map((r) => ({ text: snippet(r.text), sources: [r.id] }));
   }
 
-  /** A source changed or went away: every page built from it is stale. A new fact stales its subject's page. */
-  private markStale(itemId: string): void {
+  /**
+   * A source changed or went away: every page built from it is stale. A new fact stales its subject's
+   * and object's pages; a new or edited note or episode stales the entity pages whose title it
+   * mentions and the topic pages of its tags. Mentions are a case-insensitive containment test, a
+   * superset of the FTS phrase match the page is compiled with: a false positive only costs a recompile.
+   */
+  private markStale(change: MemoryChange): void {
+    const itemId = change.id;
     this.store.write((db) => {
       db.run('UPDATE memory_wiki_pages SET stale = 1 WHERE slug IN (SELECT slug FROM memory_wiki_sources WHERE item_id = ?)', [itemId]);
+      if (change.kind === 'upsert' && change.text && change.tier !== 'knowledge') {
+        const text = change.text.toLowerCase();
+        const pages = db.all<{ slug: string; title: string }>("SELECT slug, title FROM memory_wiki_pages WHERE kind = 'entity' AND stale = 0");
+        for (const p of pages) if (text.includes(p.title.toLowerCase())) db.run('UPDATE memory_wiki_pages SET stale = 1 WHERE slug = ?', [p.slug]);
+        const note = change.tier === 'note' ? db.get<{ tags: string }>('SELECT tags FROM memory_notes WHERE id = ?', [itemId]) : undefined;
+        // Untagged notes store '' (note-repository tagsText), tagged ones a JSON array.
+        for (const tag of note && note.tags !== '' ? (JSON.parse(note.tags) as string[]) : []) db.run('UPDATE memory_wiki_pages SET stale = 1 WHERE slug = ?', [`topic-${slugify(tag)}`]);
+      }
       if (itemId.startsWith('kg_')) {
         const t = db.get<{ subject: string; object: string }>('SELECT subject, object FROM memory_triples WHERE id = ?', [itemId]);
         if (t) db.run('UPDATE memory_wiki_pages SET stale = 1 WHERE slug IN (?, ?)', [slugify(t.subject), slugify(t.object)]);

@@ -70,6 +70,17 @@ void test('wiki pages carry provenance and update when a source is deleted', asy
   assert.ok(!after.source_ids.includes(t2!.id));
   assert.ok(!after.body.some((s) => s.text.includes('Graz')));
   assert.equal((await app.inject({ method: 'GET', url: '/api/memory/wiki/nobody', headers: auth })).statusCode, 404);
+
+  // A new note that mentions the entity, or carries the topic's tag, reaches those pages on the next read.
+  const mention = await mem.memory.remember('Bought new strings for ALICE before Friday.');
+  const tagged = await mem.memory.remember('Concert tickets for the school orchestra.', { tags: ['music'] });
+  await new Promise((r) => setImmediate(r));
+  const stale = (await app.inject({ method: 'GET', url: '/api/memory/wiki', headers: auth })).json<WikiList>().items;
+  assert.deepEqual(stale.filter((p) => p.stale).map((p) => p.slug).sort(), ['alice', 'topic-music']);
+  const alice = (await app.inject({ method: 'GET', url: '/api/memory/wiki/alice', headers: auth })).json<WikiPage>();
+  assert.ok(alice.body.some((s) => s.sources.includes(mention.id)));
+  const music = (await app.inject({ method: 'GET', url: '/api/memory/wiki/topic-music', headers: auth })).json<WikiPage>();
+  assert.ok(music.body.some((s) => s.sources.includes(tagged.id)));
 });
 
 void test('decay: show the curve and distribution, tune it, reject bad values; backend report', async (t) => {
