@@ -13,6 +13,13 @@ export interface Notifier {
   stop(): void;
 }
 
+/** How often to ping: a third of WatchdogSec=, never faster than 1 s; null when systemd asked for none. */
+export function watchdogIntervalMs(env: { NOTIFY_SOCKET?: string | undefined; WATCHDOG_USEC?: string | undefined }): number | null {
+  const usec = Number(env.WATCHDOG_USEC);
+  if (!env.NOTIFY_SOCKET || !Number.isFinite(usec) || usec <= 0) return null;
+  return Math.max(1000, usec / 3000);
+}
+
 export function createNotifier(
   env: { NOTIFY_SOCKET?: string | undefined; WATCHDOG_USEC?: string | undefined; PATH?: string | undefined },
   logger: Logger,
@@ -42,9 +49,8 @@ export function createNotifier(
     },
     stopping: () => send('STOPPING=1', 'STATUS=stopping'),
     startWatchdog: () => {
-      const usec = Number(env.WATCHDOG_USEC);
-      if (!env.NOTIFY_SOCKET || !Number.isFinite(usec) || usec <= 0) return;
-      timers.push(setInterval(() => send('WATCHDOG=1'), Math.max(1000, usec / 3000)).unref());
+      const every = watchdogIntervalMs(env);
+      if (every !== null) timers.push(setInterval(() => send('WATCHDOG=1'), every).unref());
     },
     stop: () => {
       for (const t of timers) clearTimeout(t);

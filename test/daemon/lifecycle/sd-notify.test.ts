@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { createNotifier } from '../../../daemon/lifecycle/sd-notify';
+import { createNotifier, watchdogIntervalMs } from '../../../daemon/lifecycle/sd-notify';
 import { listenNotify, type NotifySocket } from '../../helpers/notify-socket';
 
 function capturingLogger(): { logger: Logger; lines: string[] } {
@@ -48,26 +48,31 @@ void test('startWatchdog() pings WATCHDOG=1 when $WATCHDOG_USEC is set; stopping
   assert.ok(stopping.includes('STATUS=stopping'), JSON.stringify(stopping));
 });
 
-void test('no watchdog pings without a valid $WATCHDOG_USEC, and no messages at all without $NOTIFY_SOCKET', async (t) => {
-  const sock = await socketIn(t);
-  const quiet = [
-    createNotifier({ NOTIFY_SOCKET: sock.path }, capturingLogger().logger),
-    createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: 'soon' }, capturingLogger().logger),
-    createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: '0' }, capturingLogger().logger),
-  ];
-  const unset = createNotifier({}, capturingLogger().logger);
-  t.after(() => [...quiet, unset].forEach((n) => n.stop()));
-  for (const n of quiet) n.startWatchdog();
-  unset.startWatchdog();
+void test('no watchdog without a valid $WATCHDOG_USEC or without $NOTIFY_SOCKET; pings at a third, never under 1 s', () => {
+  assert.equal(watchdogIntervalMs({ NOTIFY_SOCKET: '/run/x' }), null);
+  assert.equal(watchdogIntervalMs({ NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: 'soon' }), null);
+  assert.equal(watchdogIntervalMs({ NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: '0' }), null);
+  assert.equal(watchdogIntervalMs({ WATCHDOG_USEC: '30000000' }), null);
+  assert.equal(watchdogIntervalMs({ NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: '30000000' }), 10_000);
+  assert.equal(watchdogIntervalMs({ NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: '900000' }), 1000);
+});
+
+void test('without $NOTIFY_SOCKET nothing is sent; a control notifier with one is, through the same binary', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-notify-unset-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const fake = join(dir, 'fake-systemd-notify');
+  // Leaves ran.<socket name>: "ran." for a call without $NOTIFY_SOCKET.
+  writeFileSync(fake, `#!/bin/sh\ntouch "${dir}/ran.$(basename "$NOTIFY_SOCKET")"\n`);
+  chmodSync(fake, 0o755);
+  const unset = createNotifier({}, capturingLogger().logger, fake);
+  const control = createNotifier({ NOTIFY_SOCKET: join(dir, 'control') }, capturingLogger().logger, fake);
+  t.after(() => [unset, control].forEach((n) => n.stop()));
   unset.ready();
   unset.stopping();
-  // Long enough for a watchdog tick (never faster than 1 s); then a marker proves the socket listened.
-  await new Promise((r) => setTimeout(r, 1500));
-  createNotifier({ NOTIFY_SOCKET: sock.path }, capturingLogger().logger).stopping();
-  await sock.waitFor('STOPPING=1');
-  const lines = sock.datagrams().flat();
-  assert.ok(!lines.includes('WATCHDOG=1'), JSON.stringify(lines));
-  assert.ok(!lines.includes('READY=1'), JSON.stringify(lines));
+  control.stopping();
+  for (let i = 0; i < 250 && !existsSync(join(dir, 'ran.control')); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(existsSync(join(dir, 'ran.control')), true, 'the control notifier ran the binary');
+  assert.equal(existsSync(join(dir, 'ran.')), false, 'the notifier without $NOTIFY_SOCKET did not');
 });
 
 void test('a missing systemd-notify binary is logged once and then left alone, never thrown', async (t) => {
