@@ -4,7 +4,7 @@
 // never call. These wrap fastify's own default compilers (the same packages, same options), so
 // validation and serialization behave exactly as before — only when the cost is paid changes.
 // The trade-off: a schema that cannot compile fails its first request (500) instead of start-up;
-// test/daemon/http/lazy-schemas.test.ts and the route tests exercise every schema.
+// test/daemon/http/lazy-schemas.test.ts pins that behaviour; each route's own tests reach its schemas.
 import AjvCompiler from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';

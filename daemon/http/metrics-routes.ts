@@ -15,8 +15,9 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics, opts: { p
     const url = request.routeOptions.url;
     let route = 'unmatched';
     if (url) {
-      route = templates.get(url) ?? routeTemplate(url);
-      templates.set(url, route);
+      const cached = templates.get(url);
+      if (cached === undefined) templates.set(url, (route = routeTemplate(url)));
+      else route = cached;
     }
     metrics.httpRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     done();

@@ -80,11 +80,21 @@ void test('a missing systemd-notify binary is logged once and then left alone, n
   const { logger, lines } = capturingLogger();
   const notifier = createNotifier({ NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: '3000000' }, logger, '/nonexistent/systemd-notify');
   t.after(() => notifier.stop());
+  const waitForWarning = async (log: string[]) => {
+    for (let i = 0; i < 250 && log.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  };
   notifier.ready();
-  for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitForWarning(lines);
   notifier.stopping();
   notifier.startWatchdog();
-  await new Promise((r) => setTimeout(r, 1200));
+  // Positive control: a second broken notifier's first (and only) spawn fails and warns. A spawn by
+  // the first notifier after its breakage would have failed and warned by then too.
+  const control = capturingLogger();
+  const other = createNotifier({ NOTIFY_SOCKET: sock.path }, control.logger, '/nonexistent/systemd-notify');
+  t.after(() => other.stop());
+  other.stopping();
+  await waitForWarning(control.lines);
+  assert.equal(control.lines.length, 1, 'the control notifier warned');
   assert.equal(lines.length, 1, lines.join(''));
   const entry = JSON.parse(lines[0]!) as { level: number; msg: string };
   assert.equal(entry.level, 40);
