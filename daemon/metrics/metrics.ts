@@ -1,8 +1,10 @@
 // The twelve metrics of spec 4.12, exactly, behind a small typed facade. Services call the facade;
-// only this file knows prom-client. With SVC_METRICS_ENDPOINT off the facade is a no-op and nothing
-// is registered or emitted. Every metric here is used by a panel in grafana-dashboard.json or a rule
+// only this file knows prom-client, except the two HTTP metrics, which http-series.ts counts off
+// prom-client's hot path. With SVC_METRICS_ENDPOINT off the facade is a no-op and nothing is
+// registered or emitted. Every metric here is used by a panel in grafana-dashboard.json or a rule
 // in alerts.yml (a test enforces it).
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { HttpSeries } from './http-series';
 
 export const SYNC_FAILURE_REASONS = ['handshake', 'auth', 'protocol', 'timeout', 'network', 'conflict'] as const;
 export const SANDBOX_KILL_REASONS = ['timeout', 'memory', 'fault'] as const;
@@ -60,14 +62,6 @@ function noopMetrics(): Metrics {
 function promMetrics(): Metrics {
   const registry = new Registry();
   const registers = [registry];
-  const httpTotal = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests by method, route template and status class', labelNames: ['method', 'route', 'status'], registers });
-  const httpDuration = new Histogram({
-    name: 'svc_http_request_duration_seconds',
-    help: 'HTTP request duration by method and route template',
-    labelNames: ['method', 'route'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers,
-  });
   const llm429 = new Counter({ name: 'svc_llm_429_total', help: 'Rate-limit (429) answers from LLM providers', labelNames: ['provider'], registers });
   const exhausted = new Counter({ name: 'svc_llm_failover_chain_exhausted_total', help: 'Turns for which every provider in the failover chain failed', registers });
   const syncPeers = new Gauge({ name: 'svc_sync_active_peers', help: 'Sync peers with an open session', registers });
@@ -80,22 +74,10 @@ function promMetrics(): Metrics {
   const ws = new Gauge({ name: 'svc_ws_active_sessions', help: 'Open WebSocket client sessions', registers });
   for (const reason of SYNC_FAILURE_REASONS) syncFailures.labels(reason).inc(0);
   for (const reason of SANDBOX_KILL_REASONS) kills.labels(reason).inc(0);
-  // labels() hashes its arguments on every call; the children are cached per series instead. The
-  // map is bounded like the series themselves: method x route template x status class.
-  const httpSeries = new Map<string, { total: Counter.Internal; duration: Histogram.Internal<string> }>();
+  const http = new HttpSeries();
   return {
     enabled: true,
-    httpRequest: (method, route, status, seconds) => {
-      const cls = statusClass(status);
-      const key = `${method} ${cls} ${route}`;
-      let series = httpSeries.get(key);
-      if (!series) {
-        series = { total: httpTotal.labels(method, route, cls), duration: httpDuration.labels(method, route) };
-        httpSeries.set(key, series);
-      }
-      series.total.inc();
-      series.duration.observe(seconds);
-    },
+    httpRequest: (method, route, status, seconds) => http.record(method, route, status, seconds),
     llm429: (provider) => llm429.labels(provider).inc(),
     failoverChainExhausted: () => exhausted.inc(),
     syncActivePeers: (n) => syncPeers.set(n),
@@ -110,7 +92,7 @@ function promMetrics(): Metrics {
       if (provider !== undefined) llm429.labels(provider).inc(0);
       if (tool !== undefined) denials.labels(tool).inc(0);
     },
-    render: () => registry.metrics(),
+    render: async () => `${http.render()}\n${await registry.metrics()}`,
     contentType: registry.contentType,
   };
 }
