@@ -1,6 +1,6 @@
 // buildApp(deps): the brain's HTTP/WebSocket surface without listen() (STYLE.md 7). Tests call it with
 // plain fakes and use app.inject(); daemon/main.ts hands it the real parts.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +22,8 @@ export interface AppDeps {
   bodyLimit: number;
   /** Resource plugins (one per resource group), registered after the core hooks. */
   routes?: readonly FastifyPluginAsync[];
+  /** WebSocket route plugins (`{ websocket: true }` routes), registered together with @fastify/websocket. */
+  sockets?: readonly FastifyPluginAsync[];
 }
 
 /** Request ids unique per process and distinguishable across restarts: `<boot>-<counter>`, cheaper than a UUID per request. */
@@ -48,19 +50,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaController: { compilersFactory: lazySchemaCompilers() },
   });
   installErrorHandlers(app);
-  // Registered before the 503 and auth hooks: its onRequest hook marks upgrade requests, and only a
-  // marked request has its raw socket destroyed after a refusal (else every 401 upgrade leaks a socket
-  // that also blocks app.close() on shutdown).
-  await app.register(websocket, {
-    options: {
-      maxPayload: 1024 * 1024,
-      handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
-    },
-  });
   // One callback hook for every request (each hook, and each promise, costs on the hot path):
   // 503 while stopping — /health answers for itself then, so probes see why — then the token check.
   // A hook that replies does not call done (fastify Hooks.md).
   app.addHook('onRequest', (request, reply, done) => {
+    if (request.headers.upgrade !== undefined) closeAfterReply(request, reply);
     if (deps.lifecycle.stopping && request.routeOptions.url !== '/health') {
       reply.header('connection', 'close');
       void reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
@@ -71,5 +65,41 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installMetrics(app, deps.metrics, { public: deps.metricsPublic });
   await app.register(healthRoutes({ version: deps.version, lifecycle: deps.lifecycle }));
   for (const routes of deps.routes ?? []) await app.register(routes);
+  await registerSockets(app, deps.sockets ?? []);
   return app;
+}
+
+/**
+ * @fastify/websocket adds an onRequest and an onResponse hook and wraps the handler of every route in
+ * its context; registered at the root that cost GET /health ~8% of its throughput. In a context of
+ * its own it touches only the WebSocket routes. Its server is decorated on the root, where the
+ * shutdown closes the sockets with 1001.
+ */
+async function registerSockets(app: FastifyInstance, sockets: readonly FastifyPluginAsync[]): Promise<void> {
+  let server: FastifyInstance['websocketServer'] | undefined;
+  await app.register(async (scope) => {
+    await scope.register(websocket, {
+      options: {
+        maxPayload: 1024 * 1024,
+        handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
+      },
+    });
+    server = scope.websocketServer;
+    for (const routes of sockets) await scope.register(routes);
+  });
+  if (!server) throw new Error('@fastify/websocket registered no server');
+  app.decorate('websocketServer', server);
+}
+
+/**
+ * node hands an upgrade request's socket to @fastify/websocket, outside its HTTP keep-alive handling.
+ * An upgrade that is answered in HTTP instead — refused by this hook (401, 503), or sent to a path
+ * that is not a WebSocket route, which answers as if Upgrade were absent (RFC 9110 7.8) — closes its
+ * connection after the answer; else every such request leaks a socket that also blocks app.close().
+ * An accepted upgrade never finishes its HTTP response: ws owns the socket from then on. (A request
+ * with an Upgrade header that node did not treat as one just loses its keep-alive.)
+ */
+function closeAfterReply(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('connection', 'close');
+  reply.raw.once('finish', () => request.raw.socket.destroy());
 }

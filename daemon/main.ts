@@ -170,10 +170,10 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     routes: [
       memoryRoutes(memory),
       providerRoutes(providers),
-      sessionRoutes({ sessions: agent.sessions, logger: logger.child({ part: 'ws' }), options: { heartbeatMs: ws.heartbeat_ms, maxBufferedBytes: ws.max_buffered_bytes } }),
       dashboardRoutes({ agent, identity }),
       identityRoutes({ files: identity, twin: new DigitalTwin(identity, agent.memory) }),
     ],
+    sockets: [sessionRoutes({ sessions: agent.sessions, logger: logger.child({ part: 'ws' }), options: { heartbeatMs: ws.heartbeat_ms, maxBufferedBytes: ws.max_buffered_bytes } })],
   });
   parts.push(httpPart(app, settings, logger));
   await startParts(parts, logger);

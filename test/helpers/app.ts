@@ -14,7 +14,7 @@ export interface TestApp {
   lifecycle: Lifecycle;
 }
 
-export async function testApp(opts: { routes?: FastifyPluginAsync[]; metricsEnabled?: boolean; metricsPublic?: boolean; bodyLimit?: number } = {}): Promise<TestApp> {
+export async function testApp(opts: { routes?: FastifyPluginAsync[]; sockets?: FastifyPluginAsync[]; metricsEnabled?: boolean; metricsPublic?: boolean; bodyLimit?: number } = {}): Promise<TestApp> {
   const metrics = createMetrics(opts.metricsEnabled ?? true);
   const lifecycle = new Lifecycle();
   const app = await buildApp({
@@ -26,6 +26,7 @@ export async function testApp(opts: { routes?: FastifyPluginAsync[]; metricsEnab
     lifecycle,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     routes: opts.routes ?? [],
+    sockets: opts.sockets ?? [],
   });
   await app.ready();
   return { app, metrics, lifecycle };

@@ -4,6 +4,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
+import { connect as connectTcp } from 'node:net';
 import { testApp, TEST_TOKEN } from '../../helpers/app';
 import { sessionRoutes } from '../../../daemon/ws/session-routes';
 import type { BrainMessage } from '../../../protocol/session';
@@ -38,7 +39,7 @@ class Peer {
 
 async function setup(t: TestContext) {
   const fx = makeAgent(new ScriptedProvider([(req) => say(`echo: ${(req.messages.at(-1) as { content: string }).content}`)]));
-  const { app } = await testApp({ routes: [sessionRoutes({ sessions: fx.agent.sessions, logger: silent, options: { heartbeatMs: 60_000, maxBufferedBytes: 1 << 20 } })] });
+  const { app } = await testApp({ sockets: [sessionRoutes({ sessions: fx.agent.sessions, logger: silent, options: { heartbeatMs: 60_000, maxBufferedBytes: 1 << 20 } })] });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const url = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/session`;
@@ -160,4 +161,44 @@ void test('a closed socket detaches from its session; the session can be resumed
   assert.equal(agent.sessions.stats().withClients, 0);
   const b = await connect();
   assert.equal(await b.open(sid), sid);
+});
+
+/** Sends one raw HTTP/1.1 upgrade request and resolves with everything the server wrote before it closed the connection. */
+function rawUpgrade(url: string, path: string, headers: Record<string, string> = {}): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp(Number(port), hostname);
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+    const lines = [`GET ${path} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  });
+}
+
+// The server, not the client, must close these connections: a leaked upgrade socket also blocks app.close().
+void test('a refused upgrade (no token) is answered 401 and the brain closes the connection', { timeout: 20_000 }, async (t) => {
+  const { url } = await setup(t);
+  const answer = await rawUpgrade(url, '/v1/session');
+  assert.match(answer, /^HTTP\/1\.1 401 /);
+  assert.match(answer, /\r\nconnection: close\r\n/i);
+  assert.match(answer, /"code":"UNAUTHORIZED"/);
+});
+
+void test('an upgrade to a path without a WebSocket route gets its plain HTTP answer, then the connection closes', { timeout: 20_000 }, async (t) => {
+  const { url } = await setup(t);
+  const health = await rawUpgrade(url, '/health');
+  assert.match(health, /^HTTP\/1\.1 200 /);
+  assert.match(health, /"status":"ok"/);
+  const unknown = await rawUpgrade(url, '/v1/nothing-here', { authorization: `Bearer ${TEST_TOKEN}` });
+  assert.match(unknown, /^HTTP\/1\.1 404 /);
+  assert.match(unknown, /"code":"NOT_FOUND"/);
+});
+
+void test('an accepted upgrade still speaks WebSocket after the refused ones', { timeout: 20_000 }, async (t) => {
+  const { connect } = await setup(t);
+  await assert.rejects(connect({ headers: {} }), /HTTP 401/);
+  const peer = await connect();
+  assert.match(await peer.open(), /^ses_/);
 });
