@@ -45,11 +45,18 @@ function newestSourceMtime() {
 async function buildDist() {
   const dist = join(root, 'dist');
   mkdirSync(dist, { recursive: true });
+  // Chunk names carry a content hash: drop the previous build's before writing this one's.
+  for (const f of readdirSync(dist)) if (f.startsWith('chunk-')) rmSync(join(dist, f));
   await build({
     entryPoints: { svc: join(root, 'cli/main.ts'), 'node-agent': join(root, 'node-agent/main.ts') },
     outdir: dist,
     outExtension: { '.js': '.mjs' },
     bundle: true,
+    // Code loaded with import() gets chunks of its own (dist/chunk-*.mjs): `svc serve` never evaluates
+    // the CLI's prompts, and the LLM SDKs load when a provider is first called (~3.6 MiB of idle RSS).
+    // Chunks sit next to the entries, so __dirname (node-sqlite3-wasm's .wasm lookup) is dist/ in all.
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     platform: 'node',
     format: 'esm',
     target: 'node20',

@@ -8,9 +8,12 @@ import { registerKeyCommands } from './commands/key';
 import { registerModelCommands } from './commands/models';
 import { registerMemoryCommands } from './commands/memory';
 import { closestCommand, EXIT_USAGE } from './usage';
-import { oneShot, repl, type ChatIo } from './commands/chat';
-import { setup, isFirstRun } from './commands/setup';
-import { identity } from './commands/identity';
+import type { ChatIo } from './commands/chat';
+
+// The chat, its prompts and the setup wizard load when used: `svc serve` (what systemd runs) then
+// never evaluates @clack/prompts, readline or the session protocol's validators (~1 MiB idle RSS).
+const chat = () => import('./commands/chat');
+const wizard = () => import('./commands/setup');
 
 declare const __SVC_VERSION__: string;
 const VERSION = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
@@ -64,21 +67,25 @@ prog
     const code = await startBrain(target, { host: o.host, port }, env, process.stdout);
     // Spec 4.14: then the REPL, after setup on the first run — only with a person at a terminal.
     if (code !== 0 || !chatIo().interactive) return exit(code);
+    const { setup, isFirstRun } = await wizard();
     if (isFirstRun(target.home)) {
       const s = await setup(target, { out: process.stdout, interactive: true, restart: () => restartBrain(target, port) });
       if (s !== 0) return exit(s);
     }
-    exit(await repl(target, chatIo()));
+    exit(await (await chat()).repl(target, chatIo()));
   });
 
 prog
   .command('setup', 'Wizard: your name, the assistant name and persona, model provider and key (no TTY: keeps defaults)')
-  .action(async (o: Opts) => exit(await setup(conn(o), { out: process.stdout, interactive: chatIo().interactive, restart: () => restartBrain(conn(o), undefined) })));
+  .action(async (o: Opts) => exit(await (await wizard()).setup(conn(o), { out: process.stdout, interactive: chatIo().interactive, restart: () => restartBrain(conn(o), undefined) })));
 
 prog
   .command('identity [action] [file]', 'Agent name, personality, rules, style; actions: user, soul, set-user <file>, set-soul <file>')
   .option('--json', 'Machine-readable output')
-  .action(async (action: string | undefined, file: string | undefined, o: Opts) => exit(await identity(conn(o), action, file, o.json === true, process.stdout, process.stderr)));
+  .action(async (action: string | undefined, file: string | undefined, o: Opts) => {
+    const { identity } = await import('./commands/identity');
+    exit(await identity(conn(o), action, file, o.json === true, process.stdout, process.stderr));
+  });
 
 prog.command('stop', 'Stop the brain started on this $SVC_HOME (SIGTERM, waits for exit)').action(async (o: Opts) => exit(await stopBrain(conn(o), process.stdout)));
 
@@ -133,12 +140,12 @@ async function main(argv: string[]): Promise<void> {
   const { words, flags, meta } = scanArgs(argv.slice(2));
   const first = words[0];
   // `svc` alone is the chat (spec 4.14); --session <id> joins an open session instead of a new one.
-  if (!meta && first === undefined) return exit(await repl(conn(flags), chatIo(), typeof flags.session === 'string' ? flags.session : ''));
+  if (!meta && first === undefined) return exit(await (await chat()).repl(conn(flags), chatIo(), typeof flags.session === 'string' ? flags.session : ''));
   if (!meta && first !== undefined && !COMMANDS.includes(first)) {
     // Spec 4.14 svc '<message>': a first word that is no command, and no near-typo of one, is a message.
     const hint = closestCommand(first, COMMANDS);
     if (hint) usageError(`unknown command '${first}'; did you mean '${hint}'?`);
-    return exit(await oneShot(conn(flags), words.join(' '), chatIo()));
+    return exit(await (await chat()).oneShot(conn(flags), words.join(' '), chatIo()));
   }
   const run = prog.parse(argv, {
     lazy: true,

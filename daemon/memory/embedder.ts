@@ -1,7 +1,8 @@
 // Embeddings through any OpenAI-compatible /v1/embeddings server (OpenAI, Ollama, llama.cpp, vLLM),
 // via the openai client with a base URL (ARCHITECTURE.md, decided dependencies). Failures carry a
 // short reason that search reports as `degraded.reason` when it falls back to lexical ranking.
-import OpenAI, { APIConnectionTimeoutError, APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
+import { loadOpenAi } from '../providers/sdk-loader';
 
 export interface Embedder {
   /** Recorded with each vector; a model change re-embeds everything (vectors of other models are ignored). */
@@ -28,24 +29,32 @@ export interface OpenAiEmbedderOptions {
 }
 
 export class OpenAiEmbedder implements Embedder {
-  private readonly client: OpenAI;
+  private connection: { client: OpenAI; sdk: typeof OpenAI } | undefined;
   readonly model: string;
 
   constructor(private readonly opts: OpenAiEmbedderOptions) {
     this.model = opts.model;
+  }
+
+  /** The SDK client, made on first use (providers/sdk-loader.ts). */
+  private async connect(): Promise<{ client: OpenAI; sdk: typeof OpenAI }> {
+    if (this.connection) return this.connection;
+    const Sdk = await loadOpenAi();
     // Local servers (Ollama, llama.cpp) need no key, but the client insists on one.
-    this.client = new OpenAI({ baseURL: opts.baseUrl, apiKey: opts.apiKey ?? 'no-key', maxRetries: 0, timeout: opts.timeoutMs ?? 30_000 });
+    const client = new Sdk({ baseURL: this.opts.baseUrl, apiKey: this.opts.apiKey ?? 'no-key', maxRetries: 0, timeout: this.opts.timeoutMs ?? 30_000 });
+    return (this.connection = { client, sdk: Sdk });
   }
 
   async embed(texts: readonly string[], opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Float32Array[]> {
     let res: OpenAI.CreateEmbeddingResponse;
     try {
-      res = await this.client.embeddings.create(
+      const { client } = await this.connect();
+      res = await client.embeddings.create(
         { model: this.model, input: [...texts], encoding_format: 'float' },
         { timeout: opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000, ...(opts.signal ? { signal: opts.signal } : {}) },
       );
     } catch (err) {
-      throw toEmbeddingError(err);
+      throw toEmbeddingError(err, this.connection?.sdk);
     }
     const data = Array.isArray(res?.data) ? [...res.data].sort((a, b) => a.index - b.index) : [];
     if (data.length !== texts.length || data.some((d) => !Array.isArray(d.embedding) || d.embedding.length === 0)) {
@@ -55,11 +64,12 @@ export class OpenAiEmbedder implements Embedder {
   }
 }
 
-function toEmbeddingError(err: unknown): EmbeddingError {
-  if (err instanceof APIConnectionTimeoutError) return new EmbeddingError('timeout', err.message);
-  if (err instanceof APIUserAbortError) return new EmbeddingError('aborted', err.message);
-  if (err instanceof APIConnectionError) return new EmbeddingError('unreachable', err.message);
-  if (err instanceof APIError) return new EmbeddingError(`http_${err.status ?? 'error'}`, err.message);
+/** `sdk` is absent when the call failed before the SDK was loaded. */
+function toEmbeddingError(err: unknown, sdk: typeof OpenAI | undefined): EmbeddingError {
+  if (sdk && err instanceof sdk.APIConnectionTimeoutError) return new EmbeddingError('timeout', err.message);
+  if (sdk && err instanceof sdk.APIUserAbortError) return new EmbeddingError('aborted', err.message);
+  if (sdk && err instanceof sdk.APIConnectionError) return new EmbeddingError('unreachable', err.message);
+  if (sdk && err instanceof sdk.APIError) return new EmbeddingError(`http_${String((err as { status?: number }).status ?? 'error')}`, err.message);
   if (err instanceof Error) return new EmbeddingError('bad_response', err.message);
   return new EmbeddingError('bad_response', String(err));
 }

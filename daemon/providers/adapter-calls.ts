@@ -3,15 +3,15 @@
 // under one first-token timeout.
 import type { AdapterConfig } from './openai-provider';
 import { StallGuard } from './stall-guard';
-import { toProviderError } from './sdk-failure';
+import { toProviderError, type SdkErrorClasses } from './sdk-failure';
 
-export function adapterFailure(config: AdapterConfig, err: unknown, guard: StallGuard): Error {
+export function adapterFailure(config: AdapterConfig, err: unknown, guard: StallGuard, sdk: SdkErrorClasses | undefined): Error {
   if (guard.cause === 'caller') return err instanceof Error ? err : new Error('request aborted by the caller');
-  return toProviderError(err, { provider: config.id, keyLabel: config.keyLabel, secret: config.apiKey, aborted: guard.cause, nowMs: (config.now ?? Date.now)() });
+  return toProviderError(err, { provider: config.id, keyLabel: config.keyLabel, secret: config.apiKey, aborted: guard.cause, nowMs: (config.now ?? Date.now)(), sdk });
 }
 
 /** Model ids from an SDK's auto-paginating list, sorted, at most 1000. */
-export async function listModelIds(config: AdapterConfig, signal: AbortSignal | undefined, list: (signal: AbortSignal) => AsyncIterable<{ id: string }>): Promise<string[]> {
+export async function listModelIds(config: AdapterConfig, signal: AbortSignal | undefined, sdk: SdkErrorClasses, list: (signal: AbortSignal) => AsyncIterable<{ id: string }>): Promise<string[]> {
   const guard = new StallGuard({ firstTokenMs: config.timeouts.firstTokenMs, idleMs: config.timeouts.firstTokenMs }, signal);
   try {
     const ids: string[] = [];
@@ -22,7 +22,7 @@ export async function listModelIds(config: AdapterConfig, signal: AbortSignal | 
     }
     return ids.sort();
   } catch (err) {
-    throw adapterFailure(config, err, guard);
+    throw adapterFailure(config, err, guard, sdk);
   } finally {
     guard.done();
   }

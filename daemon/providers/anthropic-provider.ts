@@ -1,12 +1,13 @@
 // Anthropic through the official @anthropic-ai/sdk. One instance is one (provider, key) pair. The SDK
 // parses the SSE events (message_start, content_block_start/delta/stop, message_delta, message_stop,
 // error); this file maps messages and tools to the Messages API and the events back to ChatEvents.
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageParam, RawMessageStreamEvent, StopReason, Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatEvent, ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from './provider';
 import { plainSchema, type AdapterConfig } from './openai-provider';
 import { StallGuard } from './stall-guard';
 import { adapterFailure, listModelIds } from './adapter-calls';
+import { loadAnthropic } from './sdk-loader';
 import { ToolCallAssembler } from './tool-call-assembler';
 
 export const ANTHROPIC_DEFAULT_MODEL = 'claude-3-5-haiku-latest';
@@ -15,16 +16,22 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 export class AnthropicProvider implements Provider {
   readonly kind = 'anthropic' as const;
-  private readonly client: Anthropic;
+  private connection: { client: Anthropic; sdk: typeof Anthropic } | undefined;
 
-  constructor(private readonly config: AdapterConfig) {
-    this.client = new Anthropic({
-      apiKey: config.apiKey ?? 'no-key',
-      baseURL: config.baseURL ?? 'https://api.anthropic.com',
+  constructor(private readonly config: AdapterConfig) {}
+
+  /** The SDK client, made on first use (sdk-loader.ts). */
+  private async connect(): Promise<{ client: Anthropic; sdk: typeof Anthropic }> {
+    if (this.connection) return this.connection;
+    const Sdk = await loadAnthropic();
+    const client = new Sdk({
+      apiKey: this.config.apiKey ?? 'no-key',
+      baseURL: this.config.baseURL ?? 'https://api.anthropic.com',
       maxRetries: 0,
       logLevel: 'off',
       openTelemetry: false,
     });
+    return (this.connection = { client, sdk: Sdk });
   }
 
   get id(): string {
@@ -36,7 +43,8 @@ export class AnthropicProvider implements Provider {
     const model = request.model ?? this.config.model();
     try {
       const { system, messages } = toAnthropicMessages(request.messages);
-      const stream = await this.client.messages.create(
+      const { client, sdk } = await this.connect();
+      const stream = await client.messages.create(
         {
           model,
           max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
@@ -47,7 +55,7 @@ export class AnthropicProvider implements Provider {
         },
         { signal: guard.signal },
       );
-      yield* this.events(stream, guard, model);
+      yield* this.events(stream, guard, model, sdk);
     } catch (err) {
       throw this.failure(err, guard);
     } finally {
@@ -55,7 +63,7 @@ export class AnthropicProvider implements Provider {
     }
   }
 
-  private async *events(stream: AsyncIterable<RawMessageStreamEvent>, guard: StallGuard, model: string): AsyncIterable<ChatEvent> {
+  private async *events(stream: AsyncIterable<RawMessageStreamEvent>, guard: StallGuard, model: string, sdk: typeof Anthropic): AsyncIterable<ChatEvent> {
     const calls = new ToolCallAssembler(this.config.id);
     const usage: Usage = { input_tokens: 0, output_tokens: 0 };
     let stop: StopReason | null = null;
@@ -90,16 +98,17 @@ export class AnthropicProvider implements Provider {
       }
     }
     // The SDK ends the iteration quietly when its signal is aborted: a stall must still be an error.
-    if (guard.cause !== null || !stopped) throw this.failure(new Anthropic.APIConnectionError({ message: 'stream ended before message_stop' }), guard);
+    if (guard.cause !== null || !stopped) throw this.failure(new sdk.APIConnectionError({ message: 'stream ended before message_stop' }), guard);
     yield { type: 'done', finish_reason: finishReason(stop), usage, provider: this.config.id, model: answeredBy };
   }
 
-  listModels(signal?: AbortSignal): Promise<string[]> {
-    return listModelIds(this.config, signal, (signal) => this.client.models.list({ limit: 100 }, { signal }));
+  async listModels(signal?: AbortSignal): Promise<string[]> {
+    const { client, sdk } = await this.connect();
+    return listModelIds(this.config, signal, sdk, (signal) => client.models.list({ limit: 100 }, { signal }));
   }
 
   private failure(err: unknown, guard: StallGuard): Error {
-    return adapterFailure(this.config, err, guard);
+    return adapterFailure(this.config, err, guard, this.connection?.sdk);
   }
 }
 

@@ -1,12 +1,14 @@
 // OpenAI and every OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) through the official
 // `openai` client with a base URL. One instance is one (provider, key) pair; the failover chain picks
 // among them. The SDK parses the SSE stream; this file maps messages, tools and chunks.
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ChatEvent, ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from './provider';
 import { ProviderError } from './provider';
 import { StallGuard, type StallTimeouts } from './stall-guard';
 import { adapterFailure, listModelIds } from './adapter-calls';
+import type { SdkErrorClasses } from './sdk-failure';
+import { loadOpenAi } from './sdk-loader';
 import { ToolCallAssembler } from './tool-call-assembler';
 
 export interface AdapterConfig {
@@ -27,18 +29,24 @@ const KEYLESS_PLACEHOLDER = 'no-key';
 
 export class OpenAiProvider implements Provider {
   readonly kind = 'openai' as const;
-  private readonly client: OpenAI;
+  private connection: { client: OpenAI; sdk: SdkErrorClasses } | undefined;
 
-  constructor(private readonly config: AdapterConfig) {
-    this.client = new OpenAI({
-      apiKey: config.apiKey ?? KEYLESS_PLACEHOLDER,
-      baseURL: config.baseURL ?? 'https://api.openai.com/v1',
+  constructor(private readonly config: AdapterConfig) {}
+
+  /** The SDK client, made on first use (sdk-loader.ts). */
+  private async connect(): Promise<{ client: OpenAI; sdk: SdkErrorClasses }> {
+    if (this.connection) return this.connection;
+    const Sdk = await loadOpenAi();
+    const client = new Sdk({
+      apiKey: this.config.apiKey ?? KEYLESS_PLACEHOLDER,
+      baseURL: this.config.baseURL ?? 'https://api.openai.com/v1',
       organization: null,
       project: null,
       // The chain does retries (on another key or provider); the SDK's own would hide failures.
       maxRetries: 0,
       logLevel: 'off',
     });
+    return (this.connection = { client, sdk: Sdk });
   }
 
   get id(): string {
@@ -49,7 +57,8 @@ export class OpenAiProvider implements Provider {
     const guard = new StallGuard(this.config.timeouts, request.signal);
     const model = request.model ?? this.config.model();
     try {
-      const stream = await this.client.chat.completions.create(
+      const { client } = await this.connect();
+      const stream = await client.chat.completions.create(
         {
           model,
           messages: request.messages.map(toOpenAiMessage),
@@ -91,12 +100,13 @@ export class OpenAiProvider implements Provider {
     yield { type: 'done', finish_reason: hadCalls ? 'tool_calls' : finish === 'length' ? 'length' : 'stop', ...(usage ? { usage } : {}), provider: this.config.id, model: answeredBy };
   }
 
-  listModels(signal?: AbortSignal): Promise<string[]> {
-    return listModelIds(this.config, signal, (signal) => this.client.models.list({ signal }));
+  async listModels(signal?: AbortSignal): Promise<string[]> {
+    const { client, sdk } = await this.connect();
+    return listModelIds(this.config, signal, sdk, (signal) => client.models.list({ signal }));
   }
 
   private failure(err: unknown, guard: StallGuard): Error {
-    return adapterFailure(this.config, err, guard);
+    return adapterFailure(this.config, err, guard, this.connection?.sdk);
   }
 
   private keyOpt(): { keyLabel?: string } {
