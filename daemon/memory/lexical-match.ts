@@ -77,17 +77,22 @@ function candidates(store: Store, stats: TermStats, t: TierTables, weighted: Wei
   const all = present.map((w) => w.term);
   const rows = new Map<number, HighlightedRow>();
   const highlights = Array.from({ length: t.columns }, (_, i) => `highlight(${t.fts}, ${i}, char(1), char(2)) AS h${i}`).join(', ');
-  const pick = (expr: string): void => {
+  const pick = (expr: string, limit: number): void => {
+    // Rows already picked are skipped in SQL (highlight() re-tokenizes every row it returns); one
+    // JSON parameter keeps the statement text, and so the cached statement, the same.
     const sql = `SELECT f.rowid AS seq, ${highlights}, m.id, ${t.summary.replace(/\b(text|summary|subject|predicate|object)\b/g, 'm.$1')} AS summary, m.created_at, m.recall_count, m.recalled_at
-      FROM ${t.fts} f JOIN ${t.table} m ON m.seq = f.rowid WHERE ${t.fts} MATCH ? ORDER BY f.rowid DESC LIMIT ?`;
-    for (const r of store.all<HighlightedRow>(sql, [expr, opts.cap])) rows.set(r.seq, r);
+      FROM ${t.fts} f JOIN ${t.table} m ON m.seq = f.rowid WHERE ${t.fts} MATCH ? AND f.rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY f.rowid DESC LIMIT ?`;
+    for (const r of store.all<HighlightedRow>(sql, [expr, JSON.stringify([...rows.keys()]), limit])) rows.set(r.seq, r);
   };
   const neededDocs = needed.reduce((s, term) => s + (stats.frequency(term.stem).perTier[t.tier] ?? 0), 0);
-  // When the OR would be cut by the cap, the items holding every present term are fetched first.
-  if (neededDocs > opts.cap && all.length > 1) pick(ftsExpression(all, 'AND'));
+  // When the OR would be cut by the cap, the items holding every present term are fetched first, and
+  // the OR only fills what room they leave: a tier yields at most `cap` candidates.
+  if (neededDocs > opts.cap && all.length > 1) pick(ftsExpression(all, 'AND'), opts.cap);
+  const room = opts.cap - rows.size;
+  if (room <= 0) return [...rows.values()];
   // The second clause is always true; it is there so highlight() marks the commoner terms too.
   const or = ftsExpression(needed, 'OR');
-  pick(all.length > needed.length ? `(${or}) AND (${ftsExpression(all, 'OR')})` : or);
+  pick(all.length > needed.length ? `(${or}) AND (${ftsExpression(all, 'OR')})` : or, room);
   return [...rows.values()];
 }
 
