@@ -10,6 +10,8 @@ import { rollbackHotJournal, type JournalRecovery } from './hot-journal';
 
 type Statement = ReturnType<sqlite.Database['prepare']>;
 
+const MAX_CACHED_STATEMENTS = 200;
+
 interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -62,9 +64,21 @@ export class SqliteStore implements Store {
 
   private statement(sql: string): Statement {
     let st = this.statements.get(sql);
-    if (!st) {
-      st = this.db.prepare(sql);
+    if (st) {
+      // Most recently used last, so eviction below drops the least recently used.
+      this.statements.delete(sql);
       this.statements.set(sql, st);
+      return st;
+    }
+    st = this.db.prepare(sql);
+    this.statements.set(sql, st);
+    // Bounded for a daemon that runs for months: SQL built with a variable number of placeholders
+    // would otherwise grow the cache (and WASM memory) without end. Every use resets its statement,
+    // so a cached one is never in the middle of a step when finalized.
+    if (this.statements.size > MAX_CACHED_STATEMENTS) {
+      const [oldest, evicted] = this.statements.entries().next().value as [string, Statement];
+      this.statements.delete(oldest);
+      evicted.finalize();
     }
     return st;
   }

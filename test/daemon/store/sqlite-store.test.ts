@@ -165,6 +165,23 @@ test('a statement that failed does not poison the next use of the same SQL', asy
   assert.deepEqual(store.get('SELECT COUNT(*) AS n FROM items'), { n: 2 });
 });
 
+test('the statement cache stays bounded under endlessly varied SQL, and evicted statements work again', (t) => {
+  const dir = tempDir(t);
+  const store = openStore(dir);
+  t.after(() => store.close());
+  const statements = (): Map<string, unknown> => (store as unknown as { statements: Map<string, unknown> }).statements;
+  const cached = (): number => statements().size;
+  const frequent = 'SELECT COUNT(*) AS n FROM items';
+  for (let i = 0; i < 1000; i++) {
+    assert.deepEqual(store.get(`SELECT ${i} AS n`), { n: i });
+    if (i % 50 === 0) assert.deepEqual(store.get(frequent), { n: 0 }); // used now and then: stays cached
+  }
+  assert.ok(cached() <= 200, `${cached()} cached statements`);
+  assert.ok(statements().has(frequent), 'least recently used goes first, not first prepared');
+  assert.deepEqual(store.get('SELECT 0 AS n'), { n: 0 }); // evicted long ago: prepared again
+  assert.deepEqual(store.all('SELECT 999 AS n UNION ALL SELECT 998'), [{ n: 999 }, { n: 998 }]);
+});
+
 test('an idle store holds no database lock, even after get() read one row of many', async (t) => {
   const dir = tempDir(t);
   const store = openStore(dir);
