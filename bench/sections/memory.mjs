@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
+import { brainRuntime } from '../lib/brain.mjs';
 
 const TOKEN = 'bench-token-memory-0123456789';
 
@@ -19,11 +20,11 @@ async function harness(root, outDir) {
   return import(pathToFileURL(outfile).href);
 }
 
-function startBrain(root, home) {
+function startBrain(root, home, runtime) {
   // The flags and environment `svc start` and the systemd unit use (cli/brain-runtime.ts), so RSS and
   // latency are those of the brain as deployed.
-  const child = spawn(process.execPath, ['--v8-pool-size=1', '--max-semi-space-size=1', join(root, 'dist/svc.mjs'), 'serve', '--port', '0'], {
-    env: { ...process.env, MALLOC_ARENA_MAX: '1', SVC_HOME: home, SVC_API_TOKEN: TOKEN, SVC_LOG_LEVEL: 'info' },
+  const child = spawn(process.execPath, [...runtime.flags, join(root, 'dist/svc.mjs'), 'serve', '--port', '0'], {
+    env: { ...process.env, ...runtime.env, SVC_HOME: home, SVC_API_TOKEN: TOKEN, SVC_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -95,7 +96,7 @@ export async function run(ctx = {}) {
     const queries = h.benchQueries(vocab, ctx.queries ?? 200);
     const rounds = ctx.rounds ?? 3;
     log('starting brain');
-    const { child, url } = await startBrain(root, home);
+    const { child, url } = await startBrain(root, home, await brainRuntime(root));
     let api, writes, rss;
     try {
       const rss_idle_mib = rssMiB(child.pid);
