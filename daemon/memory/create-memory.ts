@@ -67,7 +67,7 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
   const decay = new DecayStore(store, settings.decay);
   const recalls = new RecallTracker(store, (err) => logger.warn({ err }, 'memory: writing recall counts failed; those counts are lost (they only shift ranking weights)'));
   const embedder = deps.embedder ?? (settings.embeddings.base_url ? new OpenAiEmbedder({ baseUrl: settings.embeddings.base_url, model: settings.embeddings.model, apiKey: deps.embeddingApiKey }) : undefined);
-  const vectors = embedder ? new VectorIndex() : undefined;
+  const vectors = embedder ? new VectorIndex(store, embedder.model) : undefined;
   const indexer = embedder && vectors ? new EmbeddingIndexer({ store, embedder, index: vectors, events, logger: logger.child({ part: 'memory-embeddings' }) }) : undefined;
   const search = new MemorySearch({
     store,

@@ -7,7 +7,7 @@ import type { Tier } from '../../protocol/memory';
 import type { Embedder } from './embedder';
 import type { MemoryChange, MemoryEvents } from './memory-events';
 import { TIERS } from './tier-tables';
-import { toBlob, type VectorIndex } from './vector-index';
+import { signCode, toBlob, type VectorIndex } from './vector-index';
 import { tierOf } from './ids';
 
 const BATCH = 32;
@@ -26,8 +26,8 @@ export class EmbeddingIndexer {
     private readonly deps: { store: Store; embedder: Embedder; index: VectorIndex; events: MemoryEvents; logger: Logger },
   ) {}
 
-  start(): void {
-    this.deps.index.load(this.deps.store, this.deps.embedder.model, tierOf);
+  async start(): Promise<void> {
+    await this.deps.index.load(tierOf);
     this.deps.events.on('embedding-indexer', (c) => this.onChange(c));
     this.kick();
   }
@@ -68,7 +68,15 @@ export class EmbeddingIndexer {
       for (let batch = this.next(); batch.length > 0 && !this.stopped; batch = this.next()) {
         const vectors = await this.deps.embedder.embed(batch.map((b) => b.text));
         await this.deps.store.write((db) =>
-          batch.forEach((b, i) => db.run('INSERT INTO memory_vectors (item_id, model, dim, vec) VALUES (?, ?, ?, ?) ON CONFLICT(item_id) DO UPDATE SET model = excluded.model, dim = excluded.dim, vec = excluded.vec', [b.id, this.deps.embedder.model, vectors[i]!.length, toBlob(vectors[i]!)])),
+          batch.forEach((b, i) =>
+            db.run('INSERT INTO memory_vectors (item_id, model, dim, vec, code) VALUES (?, ?, ?, ?, ?) ON CONFLICT(item_id) DO UPDATE SET model = excluded.model, dim = excluded.dim, vec = excluded.vec, code = excluded.code', [
+              b.id,
+              this.deps.embedder.model,
+              vectors[i]!.length,
+              toBlob(vectors[i]!),
+              toBlob(signCode(vectors[i]!)),
+            ]),
+          ),
         );
         batch.forEach((b, i) => {
           this.dirty.delete(b.id);

@@ -82,4 +82,9 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       PRIMARY KEY (item_id, slug));
     CREATE INDEX memory_wiki_sources_slug ON memory_wiki_sources(slug);`,
   },
+  {
+    version: 3,
+    description: 'memory: sign-bit codes of vectors (vector-index.ts keeps only these in RAM)',
+    up: `ALTER TABLE memory_vectors ADD COLUMN code BLOB;`,
+  },
 ];
