@@ -171,7 +171,7 @@ export type SearchResultItem = Static<typeof SearchResultItem>;
 
 export const Degraded = Type.Object({
   component: Type.Literal('embeddings'),
-  reason: Type.String({ description: 'timeout, unreachable, http_<status>, bad_response, ...' }),
+  reason: Type.String({ description: 'timeout, unreachable, http_<status>, bad_response, aborted, index_loading' }),
 });
 export type Degraded = Static<typeof Degraded>;
 

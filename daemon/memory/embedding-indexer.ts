@@ -21,15 +21,19 @@ export class EmbeddingIndexer {
   private stopped = false;
   private backoffMs = 0;
   private timer: NodeJS.Timeout | undefined;
+  private loading: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: { store: Store; embedder: Embedder; index: VectorIndex; events: MemoryEvents; logger: Logger },
   ) {}
 
-  async start(): Promise<void> {
-    await this.deps.index.load(tierOf);
+  /** Returns at once: the index loads in the background (search says `index_loading` until then). */
+  start(): void {
     this.deps.events.on('embedding-indexer', (c) => this.onChange(c));
-    this.kick();
+    this.loading = this.deps.index.load(tierOf).then(
+      () => this.kick(),
+      (err: unknown) => this.deps.logger.error({ err }, 'loading the vector index failed; search stays lexical until a restart'),
+    );
   }
 
   stop(): void {
@@ -37,8 +41,9 @@ export class EmbeddingIndexer {
     clearTimeout(this.timer);
   }
 
-  /** Resolves when nothing is waiting to be embedded (tests, bench). */
+  /** Resolves when the index has loaded and nothing is waiting to be embedded (tests, bench). */
   async idle(): Promise<void> {
+    await this.loading;
     for (let i = 0; i < 10_000 && (this.running || this.dirty.size > 0 || this.scanNeeded) && !this.stopped; i++) {
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -56,7 +61,7 @@ export class EmbeddingIndexer {
   }
 
   private kick(delayMs = 0): void {
-    if (this.running || this.stopped) return;
+    if (this.running || this.stopped || !this.deps.index.ready) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.drain(), delayMs);
     this.timer.unref();

@@ -58,11 +58,12 @@ export class MemorySearch {
 
   async search(q: string, opts: { limit: number; signal?: AbortSignal | undefined }): Promise<SearchResponse> {
     const terms = queryTerms(q);
-    const embedding = this.deps.vectors && q.trim() !== '' ? this.embedQuery(q, opts.signal) : undefined;
+    const vectors = this.deps.vectors;
+    const embedding = vectors?.index.ready && q.trim() !== '' ? this.embedQuery(q, opts.signal) : undefined;
     const { tuning } = this.deps;
     const lexical = inReadTransaction(this.deps.store, () => lexicalMatches(this.deps.store, this.deps.stats, terms, { floor: tuning.floor, cap: tuning.candidateCap }));
     const fused = new Map<string, Fused>(lexical.map((s) => [s.id, { ...s, semantic: null }]));
-    let degraded: Degraded | null = null;
+    let degraded: Degraded | null = vectors && !vectors.index.ready ? { component: 'embeddings', reason: 'index_loading' } : null;
     let mode: SearchResponse['mode'] = 'lexical';
     if (embedding) {
       const result = await embedding;

@@ -1,11 +1,13 @@
 // Semantic search over years of memory on a Pi. The float vectors stay in SQLite (memory_vectors.vec);
 // RAM holds one sign bit per dimension (memory_vectors.code): at 384 dimensions 48 bytes an item, so
 // 120k items take 5.5 MiB instead of the 176 MiB a Float32 copy would. A query ranks every item by
-// the Hamming distance between sign codes (a cheap estimate of the angle between two vectors), then
-// re-scores the nearest `oversample` by exact cosine from their stored vectors. Measured recall of
-// that against brute force, and latency, in bench/sections/memory.mjs and docs/memory.md.
+// the Hamming distance between sign codes (a cheap estimate of the angle between two vectors; the
+// distances come from a WebAssembly kernel, hamming-kernel.ts), then re-scores the nearest
+// `oversample` by exact cosine from their stored vectors, fetched by rowid. Measured recall of that
+// against brute force, and latency, in bench/sections/memory.mjs and docs/memory.md.
 import type { Store } from '../store/store';
 import type { Tier } from '../../protocol/memory';
+import { HammingKernel } from './hamming-kernel';
 
 export interface VectorHit {
   id: string;
@@ -24,13 +26,6 @@ export function signCode(v: Float32Array): Uint32Array {
   return code;
 }
 
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
-
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
   let na = 0;
@@ -44,12 +39,15 @@ function cosine(a: Float32Array, b: Float32Array): number {
 }
 
 export class VectorIndex {
-  private codes = new Uint32Array(0);
+  private kernel: HammingKernel | undefined;
   private ids: string[] = [];
   private tiers: Tier[] = [];
+  /** memory_vectors.rowid of each row, for the re-scoring fetch. */
+  private rowids: number[] = [];
   private readonly row = new Map<string, number>();
   dim = 0;
-  private words = 0;
+  /** False while load() runs: search then answers lexically and says so (degraded: index_loading). */
+  ready = false;
 
   /** `oversample`: how many Hamming-nearest items are re-scored exactly per query (at least k). */
   constructor(
@@ -62,44 +60,59 @@ export class VectorIndex {
     return this.ids.length;
   }
 
-  /** Loads the codes of every stored vector of the model (start-up); rows from before codes existed get one. */
+  /**
+   * Loads the codes of every stored vector of the model, a page at a time so 100k rows never sit in
+   * memory as row objects at once, yielding between pages so the brain answers while it loads (1-2 s
+   * at 170k vectors on this machine). Rows from before codes existed get one.
+   */
   async load(tierOf: (id: string) => Tier | undefined): Promise<void> {
-    const missing: { id: string; code: Uint32Array }[] = [];
-    for (const r of this.store.all<{ item_id: string; dim: number; code: Uint8Array | null }>('SELECT item_id, dim, code FROM memory_vectors WHERE model = ?', [this.model])) {
-      const tier = tierOf(r.item_id);
-      if (!tier) continue;
-      let code = r.code ? codeFromBlob(r.code) : undefined;
-      if (!code) {
-        const vec = this.store.get<{ vec: Uint8Array }>('SELECT vec FROM memory_vectors WHERE item_id = ?', [r.item_id]);
-        if (!vec) continue;
-        code = signCode(fromBlob(vec.vec));
-        missing.push({ id: r.item_id, code });
+    const missing: { rowid: number; code: Uint32Array }[] = [];
+    for (let after = 0; ; ) {
+      const page = this.store.all<{ rowid: number; item_id: string; dim: number; code: Uint8Array | null }>(
+        'SELECT rowid, item_id, dim, code FROM memory_vectors WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT 2000',
+        [this.model, after],
+      );
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.rowid;
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const r of page) {
+        const tier = tierOf(r.item_id);
+        if (!tier) continue;
+        let code = r.code ? codeFromBlob(r.code) : undefined;
+        if (!code) {
+          const vec = this.store.get<{ vec: Uint8Array }>('SELECT vec FROM memory_vectors WHERE rowid = ?', [r.rowid]);
+          if (!vec) continue;
+          code = signCode(fromBlob(vec.vec));
+          missing.push({ rowid: r.rowid, code });
+        }
+        this.putCode(r.item_id, r.rowid, tier, r.dim, code);
       }
-      this.putCode(r.item_id, tier, r.dim, code);
     }
-    if (missing.length > 0) await this.store.write((db) => missing.forEach((m) => db.run('UPDATE memory_vectors SET code = ? WHERE item_id = ?', [toBlob(m.code), m.id])));
+    if (missing.length > 0) await this.store.write((db) => missing.forEach((m) => db.run('UPDATE memory_vectors SET code = ? WHERE rowid = ?', [toBlob(m.code), m.rowid])));
+    this.ready = true;
   }
 
-  /** Adds or replaces an item whose vector (and its signCode) the caller has stored in memory_vectors. */
+  /** Adds or replaces an item whose vector the caller has stored in memory_vectors (the row is looked up). */
   put(id: string, tier: Tier, vector: Float32Array): void {
-    this.putCode(id, tier, vector.length, signCode(vector));
+    const stored = this.store.get<{ rowid: number }>('SELECT rowid FROM memory_vectors WHERE item_id = ? AND model = ?', [id, this.model]);
+    if (stored) this.putCode(id, stored.rowid, tier, vector.length, signCode(vector));
   }
 
-  private putCode(id: string, tier: Tier, dim: number, code: Uint32Array): void {
-    if (this.dim === 0) {
-      this.dim = dim;
-      this.words = Math.ceil(dim / 32);
-    }
-    if (dim !== this.dim || code.length !== this.words) return; // a model that changed its size mid-run: ignored until re-indexed
+  private putCode(id: string, rowid: number, tier: Tier, dim: number, code: Uint32Array): void {
+    this.kernel ??= new HammingKernel(Math.ceil(dim / 64));
+    if (this.dim === 0) this.dim = dim;
+    if (dim !== this.dim || code.length !== Math.ceil(dim / 32)) return; // a model that changed its size mid-run: ignored until re-indexed
     let i = this.row.get(id);
     if (i === undefined) {
       i = this.ids.length;
-      this.grow(i + 1);
+      this.kernel.reserve(i + 1, i);
       this.ids.push(id);
       this.tiers.push(tier);
+      this.rowids.push(rowid);
       this.row.set(id, i);
     }
-    this.codes.set(code, i * this.words);
+    this.rowids[i] = rowid;
+    this.kernel.set(i, code);
   }
 
   delete(id: string): void {
@@ -107,13 +120,15 @@ export class VectorIndex {
     if (i === undefined) return;
     const last = this.ids.length - 1;
     if (i !== last) {
-      this.codes.copyWithin(i * this.words, last * this.words, (last + 1) * this.words);
+      this.kernel!.move(last, i);
       this.ids[i] = this.ids[last]!;
       this.tiers[i] = this.tiers[last]!;
+      this.rowids[i] = this.rowids[last]!;
       this.row.set(this.ids[i], i);
     }
     this.ids.pop();
     this.tiers.pop();
+    this.rowids.pop();
     this.row.delete(id);
   }
 
@@ -125,12 +140,13 @@ export class VectorIndex {
   nearest(query: Float32Array, k: number): VectorHit[] {
     if (query.length !== this.dim || this.ids.length === 0 || k <= 0) return [];
     const rows = this.hammingNearest(signCode(query), Math.max(k, this.oversample));
-    const index = new Map(rows.map((i) => [this.ids[i]!, i]));
-    const stored = this.store.all<{ item_id: string; vec: Uint8Array }>('SELECT item_id, vec FROM memory_vectors WHERE item_id IN (SELECT value FROM json_each(?)) AND model = ?', [JSON.stringify([...index.keys()]), this.model]);
+    const index = new Map(rows.map((i) => [this.rowids[i]!, i]));
+    const stored = this.store.all<{ rowid: number; vec: Uint8Array }>('SELECT rowid, vec FROM memory_vectors WHERE rowid IN (SELECT value FROM json_each(?))', [JSON.stringify([...index.keys()])]);
     const hits: VectorHit[] = [];
     for (const r of stored) {
-      const i = index.get(r.item_id);
-      if (i !== undefined) hits.push({ id: r.item_id, tier: this.tiers[i]!, cosine: cosine(query, fromBlob(r.vec)) });
+      const i = index.get(r.rowid);
+      const vec = fromBlob(r.vec);
+      if (i !== undefined && vec.length === query.length) hits.push({ id: this.ids[i]!, tier: this.tiers[i]!, cosine: cosine(query, vec) });
     }
     return hits.sort((a, b) => b.cosine - a.cosine).slice(0, k);
   }
@@ -138,15 +154,9 @@ export class VectorIndex {
   /** Rows of the `n` codes nearest to `q` in Hamming distance (ties at the cut-off broken by row). */
   private hammingNearest(q: Uint32Array, n: number): number[] {
     const count = this.ids.length;
-    const w = this.words;
-    const distance = new Uint16Array(count);
+    const distance = this.kernel!.distancesTo(q, count);
     const histogram = new Uint32Array(this.dim + 1);
-    for (let i = 0, base = 0; i < count; i++, base += w) {
-      let d = 0;
-      for (let j = 0; j < w; j++) d += popcount(q[j]! ^ this.codes[base + j]!);
-      distance[i] = d;
-      histogram[d]!++;
-    }
+    for (let i = 0; i < count; i++) histogram[distance[i]!]!++;
     let cutoff = 0;
     for (let seen = 0; cutoff <= this.dim && seen + histogram[cutoff]! < n; cutoff++) seen += histogram[cutoff]!;
     const out: number[] = [];
@@ -156,12 +166,5 @@ export class VectorIndex {
       else if (distance[i] === cutoff) atCutoff.push(i);
     }
     return out.concat(atCutoff.slice(0, n - out.length));
-  }
-
-  private grow(rows: number): void {
-    if (rows * this.words <= this.codes.length) return;
-    const next = new Uint32Array(Math.max(rows, Math.ceil(this.ids.length * 1.5) + 64) * this.words);
-    next.set(this.codes);
-    this.codes = next;
   }
 }

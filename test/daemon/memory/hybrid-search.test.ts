@@ -65,3 +65,24 @@ void test('writes made while the server is down are embedded once it is back (th
   await mem.indexer!.idle();
   assert.equal(mem.vectors!.has(note.id), true);
 });
+
+void test('while the vector index loads at start-up, search answers lexically and says index_loading; then hybrid', async (t) => {
+  const server = await startEmbeddingServer();
+  t.after(() => server.close());
+  const settings = { embeddings: { base_url: server.url, model: 'hashed-bow', query_timeout_ms: 200, min_similarity: 0.2 } };
+  const first = memoryFixture({ settings });
+  for (const p of first.parts) await p.start?.();
+  const goulash = await first.memory.remember('Goulash with paprika.');
+  await first.indexer!.idle();
+  await first.close({ keep: true });
+  // A restart on the same database: start() returns before the stored vectors are loaded.
+  const again = memoryFixture({ settings, dir: first.dir });
+  t.after(() => again.close());
+  for (const p of again.parts) await p.start?.();
+  const early = await again.memory.search('goulash', { limit: 5 });
+  assert.deepEqual({ mode: early.mode, degraded: early.degraded }, { mode: 'lexical', degraded: { component: 'embeddings', reason: 'index_loading' } });
+  assert.deepEqual(early.results.map((r) => r.id), [goulash.id]);
+  await again.indexer!.idle();
+  const later = await again.memory.search('recipe', { limit: 5 });
+  assert.deepEqual({ mode: later.mode, degraded: later.degraded, ids: later.results.map((r) => r.id) }, { mode: 'hybrid', degraded: null, ids: [goulash.id] });
+});

@@ -10,26 +10,28 @@ import { createMemory, type MemoryCapability, type MemoryDeps, type MemorySettin
 export interface MemoryFixture extends MemoryCapability {
   store: SqliteStore;
   dir: string;
-  close(): Promise<void>;
+  /** Stops the parts and closes the store; the directory is removed unless `keep` (to reopen it). */
+  close(opts?: { keep?: boolean }): Promise<void>;
 }
 
 export function memorySettings(patch: Record<string, unknown> = {}): MemorySettings {
   return parseSettings({ memory: patch }).memory;
 }
 
-export function memoryFixture(opts: { settings?: Record<string, unknown> } & Partial<Omit<MemoryDeps, 'store' | 'settings' | 'logger'>> = {}): MemoryFixture {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-memory-'));
+/** `dir`: reopen the database another fixture closed with `keep` (a restart). */
+export function memoryFixture(opts: { settings?: Record<string, unknown>; dir?: string } & Partial<Omit<MemoryDeps, 'store' | 'settings' | 'logger'>> = {}): MemoryFixture {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'svc-memory-'));
   const store = new SqliteStore(join(dir, 'brain.db'));
-  const { settings, ...rest } = opts;
+  const { settings, dir: _dir, ...rest } = opts;
   const cap = createMemory({ store, settings: memorySettings(settings), logger: pino({ level: 'silent' }), ...rest });
   return {
     ...cap,
     store,
     dir,
-    close: async () => {
+    close: async ({ keep = false } = {}) => {
       for (const p of [...cap.parts].reverse()) await p.stop?.();
       store.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!keep) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
