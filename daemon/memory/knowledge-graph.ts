@@ -6,7 +6,7 @@ import type { KnowledgeQuery, KnowledgeResult, Triple, TripleInput } from '../..
 import { LIMITS } from '../../protocol/memory';
 import type { Db, Store } from '../store/store';
 import { notFound } from '../errors';
-import { iso, isoOrNull } from './ids';
+import { iso, isoOrNull, tierOf } from './ids';
 import type { MemoryEvents } from './memory-events';
 
 export interface TripleRow {
@@ -43,6 +43,16 @@ export const noisyOr = (confidences: readonly number[]): number => 1 - confidenc
 
 const DEFAULT_CONFIDENCE = 0.8;
 
+/**
+ * A source that is a bare memory item id (`note_…`, `ep_…`, `kg_…`) is stored as `<tier>:<id>`
+ * (`note:note_…`, `episode:ep_…`, `knowledge:kg_…`), the spelling docs/memory.md asks for: the same
+ * note is then one source, not two, in the noisy-or, and the wiki names it as a statement's origin.
+ */
+export const sourceName = (source: string): string => {
+  const tier = /^[a-z]+_[0-9a-z]+$/.test(source) ? tierOf(source) : undefined;
+  return tier ? `${tier}:${source}` : source;
+};
+
 export class KnowledgeGraph {
   constructor(
     private readonly store: Store,
@@ -52,7 +62,8 @@ export class KnowledgeGraph {
 
   async add(triples: readonly TripleInput[], source: string): Promise<Triple[]> {
     const now = this.clock();
-    const ids = await this.store.write((db) => triples.map((t) => this.assert(db, t, source, now)));
+    const named = sourceName(source);
+    const ids = await this.store.write((db) => triples.map((t) => this.assert(db, t, named, now)));
     const rows = [...new Set(ids)].map((id) => this.row(id)!);
     for (const r of rows) this.events.emit({ kind: 'upsert', tier: 'knowledge', id: r.id, text: tripleText(r) });
     return rows.map((r) => this.toTriple(r));
