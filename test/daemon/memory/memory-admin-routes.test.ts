@@ -53,7 +53,10 @@ void test('snapshot a session, branch a new one from it, restore the original af
 void test('wiki pages carry provenance and update when a source is deleted', async (t) => {
   const { app, mem } = await setup(t);
   const note = await mem.memory.remember('Alice is learning the cello with Mrs Novak.', { tags: ['music'] });
-  const [t1, t2] = await mem.memory.addTriples([{ subject: 'Alice', predicate: 'sister of', object: 'Bob' }, { subject: 'Alice', predicate: 'lives in', object: 'Graz' }], `note:${note.id}`);
+  const [t1, t2] = await mem.memory.addTriples(
+    [{ subject: 'Alice', predicate: 'sister of', object: 'Bob' }, { subject: 'Alice', predicate: 'lives in', object: 'Graz' }, { subject: 'Alice', predicate: 'plays', object: 'the cello' }],
+    `note:${note.id}`,
+  );
   const rebuilt = (await app.inject({ method: 'POST', url: '/api/memory/wiki/rebuild', headers: auth })).json<WikiRebuild>();
   assert.equal(rebuilt.pages, 2);
   const list = (await app.inject({ method: 'GET', url: '/api/memory/wiki', headers: auth })).json<WikiList>();
