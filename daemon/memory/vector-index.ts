@@ -16,8 +16,11 @@ export interface VectorHit {
 }
 
 export const toBlob = (v: Float32Array | Uint32Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-export const fromBlob = (b: Uint8Array): Float32Array => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
-const codeFromBlob = (b: Uint8Array): Uint32Array => new Uint32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+// SQLite hands each BLOB over as a fresh Uint8Array, so an aligned one is viewed, not copied.
+const aligned = (b: Uint8Array): ArrayBuffer => (b.byteOffset % 4 === 0 ? (b.buffer as ArrayBuffer) : b.slice().buffer);
+const offsetOf = (b: Uint8Array): number => (b.byteOffset % 4 === 0 ? b.byteOffset : 0);
+export const fromBlob = (b: Uint8Array): Float32Array => new Float32Array(aligned(b), offsetOf(b), b.byteLength >>> 2);
+const codeFromBlob = (b: Uint8Array): Uint32Array => new Uint32Array(aligned(b), offsetOf(b), b.byteLength >>> 2);
 
 /** One bit per dimension, set where the component is positive, packed into 32-bit words. */
 export function signCode(v: Float32Array): Uint32Array {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { memoryFixture, type MemoryFixture } from './memory-fixture';
-import { VectorIndex, signCode, toBlob } from '../../../daemon/memory/vector-index';
+import { VectorIndex, fromBlob, signCode, toBlob } from '../../../daemon/memory/vector-index';
 import type { Tier } from '../../../protocol/memory';
 
 const MODEL = 'test-model';
@@ -125,4 +125,16 @@ void test('load() reads codes of the model only, and gives rows stored before co
   assert.ok(code, 'code written back');
   assert.deepEqual(new Uint32Array(code.buffer.slice(code.byteOffset, code.byteOffset + code.byteLength)), signCode(b));
   assert.deepEqual(index.nearest(b, 1).map((h) => [h.id, h.tier]), [['ep_b', 'episode']]);
+});
+
+void test('fromBlob reads a vector back from a BLOB at any byte offset (aligned ones without a copy)', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 40 }).chain(vector), fc.integer({ min: 0, max: 7 }), (v, offset) => {
+      const bytes = toBlob(v);
+      const backing = new Uint8Array(bytes.byteLength + offset);
+      backing.set(bytes, offset);
+      const blob = backing.subarray(offset);
+      assert.deepEqual([...fromBlob(blob)], [...v]);
+    }),
+  );
 });
