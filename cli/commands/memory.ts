@@ -62,7 +62,7 @@ export function memoryWiki(conn: Connection, o: { slug?: string | undefined; reb
     );
   }
   return call<WikiList>(conn, out, o.json, 'GET', '/api/memory/wiki', undefined, (l) =>
-    l.items.length === 0 ? 'no wiki pages yet (svc memory wiki --rebuild)\n' : l.items.map((p) => `${p.slug.padEnd(32)} ${p.kind.padEnd(7)} ${String(p.statements).padStart(4)} statements${p.stale ? '  (stale)' : ''}\n`).join(''),
+    l.items.length === 0 ? 'no wiki pages yet: a page appears for each subject with two or more facts and each note tag\n' : l.items.map((p) => `${p.slug.padEnd(32)} ${p.kind.padEnd(7)} ${String(p.statements).padStart(4)} statements${p.stale ? '  (stale)' : ''}\n`).join(''),
   );
 }
 
