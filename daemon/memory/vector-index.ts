@@ -70,14 +70,14 @@ export class VectorIndex {
    */
   async load(tierOf: (id: string) => Tier | undefined): Promise<void> {
     const missing: { rowid: number; code: Uint32Array }[] = [];
-    for (let after = 0; ; ) {
+    // Pages in item_id order come from the covering index memory_vectors_code, never the vectors' pages.
+    for (let after = ''; ; ) {
       const page = this.store.all<{ rowid: number; item_id: string; dim: number; code: Uint8Array | null }>(
-        'SELECT rowid, item_id, dim, code FROM memory_vectors WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT 2000',
+        'SELECT rowid, item_id, dim, code FROM memory_vectors WHERE model = ? AND item_id > ? ORDER BY item_id LIMIT 2000',
         [this.model, after],
       );
       if (page.length === 0) break;
-      after = page[page.length - 1]!.rowid;
-      await new Promise((resolve) => setImmediate(resolve));
+      after = page[page.length - 1]!.item_id;
       for (const r of page) {
         const tier = tierOf(r.item_id);
         if (!tier) continue;
@@ -90,6 +90,7 @@ export class VectorIndex {
         }
         this.putCode(r.item_id, r.rowid, tier, r.dim, code);
       }
+      await new Promise((resolve) => setImmediate(resolve));
     }
     if (missing.length > 0) await this.store.write((db) => missing.forEach((m) => db.run('UPDATE memory_vectors SET code = ? WHERE rowid = ?', [toBlob(m.code), m.rowid])));
     this.ready = true;
