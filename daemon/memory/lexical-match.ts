@@ -30,6 +30,8 @@ export interface Scored extends CandidateRow {
 
 interface HighlightedRow extends CandidateRow {
   [column: `h${number}`]: string | null;
+  /** Fetched by the all-terms MATCH: holds every present term, so it needs no highlight(). */
+  complete?: boolean;
 }
 
 const FOCUS_WEIGHT = 0.15;
@@ -54,16 +56,16 @@ export function lexicalMatches(store: Store, stats: TermStats, terms: readonly Q
   const total = weighted.reduce((s, w) => s + w.weight, 0);
   const out: Scored[] = [];
   for (const tables of TIERS) {
-    for (const row of candidates(store, stats, tables, weighted, total, opts)) {
-      const scored = score(row, tables, weighted, total);
+    const present = weighted.filter((w) => (stats.frequency(w.term.stem).perTier[tables.tier] ?? 0) > 0);
+    for (const row of candidates(store, stats, tables, weighted, present, total, opts)) {
+      const scored = score(row, tables, weighted, present, total);
       if (scored.coverage >= opts.floor) out.push(scored);
     }
   }
   return out;
 }
 
-function candidates(store: Store, stats: TermStats, t: TierTables, weighted: Weighted[], total: number, opts: LexicalOptions): HighlightedRow[] {
-  const present = weighted.filter((w) => (stats.frequency(w.term.stem).perTier[t.tier] ?? 0) > 0);
+function candidates(store: Store, stats: TermStats, t: TierTables, weighted: Weighted[], present: Weighted[], total: number, opts: LexicalOptions): HighlightedRow[] {
   if (present.length === 0) return [];
   // Rarest-first prefix whose complement cannot reach the floor on its own.
   const needed: QueryTerm[] = [];
@@ -77,45 +79,66 @@ function candidates(store: Store, stats: TermStats, t: TierTables, weighted: Wei
   const all = present.map((w) => w.term);
   const rows = new Map<number, HighlightedRow>();
   const highlights = Array.from({ length: t.columns }, (_, i) => `highlight(${t.fts}, ${i}, char(1), char(2)) AS h${i}`).join(', ');
-  const pick = (expr: string, limit: number): void => {
+  const pick = (expr: string, limit: number, complete: boolean): void => {
     // Rows already picked are skipped in SQL (highlight() re-tokenizes every row it returns); one
-    // JSON parameter keeps the statement text, and so the cached statement, the same.
-    const sql = `SELECT f.rowid AS seq, ${highlights}, m.id, ${t.summary.replace(/\b(text|summary|subject|predicate|object)\b/g, 'm.$1')} AS summary, m.created_at, m.recall_count, m.recalled_at
+    // JSON parameter keeps the statement text, and so the cached statement, the same. Rows of the
+    // all-terms MATCH hold every present term by definition: no highlight() for them.
+    const sql = `SELECT f.rowid AS seq, ${complete ? '' : `${highlights}, `}m.id, ${t.summary.replace(/\b(text|summary|subject|predicate|object)\b/g, 'm.$1')} AS summary, m.created_at, m.recall_count, m.recalled_at
       FROM ${t.fts} f JOIN ${t.table} m ON m.seq = f.rowid WHERE ${t.fts} MATCH ? AND f.rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY f.rowid DESC LIMIT ?`;
-    for (const r of store.all<HighlightedRow>(sql, [expr, JSON.stringify([...rows.keys()]), limit])) rows.set(r.seq, r);
+    for (const r of store.all<HighlightedRow>(sql, [expr, JSON.stringify([...rows.keys()]), limit])) rows.set(r.seq, complete ? { ...r, complete } : r);
   };
   const neededDocs = needed.reduce((s, term) => s + (stats.frequency(term.stem).perTier[t.tier] ?? 0), 0);
   // When the OR would be cut by the cap, the items holding every present term are fetched first, and
   // the OR only fills what room they leave: a tier yields at most `cap` candidates.
-  if (neededDocs > opts.cap && all.length > 1) pick(ftsExpression(all, 'AND'), opts.cap);
+  if (neededDocs > opts.cap && all.length > 1) pick(ftsExpression(all, 'AND'), opts.cap, true);
   const room = opts.cap - rows.size;
   if (room <= 0) return [...rows.values()];
   // The second clause is always true; it is there so highlight() marks the commoner terms too.
   const or = ftsExpression(needed, 'OR');
-  pick(all.length > needed.length ? `(${or}) AND (${ftsExpression(all, 'OR')})` : or, room);
+  pick(all.length > needed.length ? `(${or}) AND (${ftsExpression(all, 'OR')})` : or, room, false);
   return [...rows.values()];
 }
 
-function score(row: HighlightedRow, t: TierTables, weighted: Weighted[], total: number): Scored {
-  const stems = new Set<string>();
-  let marked = 0;
-  let tokens = 0;
-  for (let i = 0; i < t.columns; i++) {
-    const h = row[`h${i}`];
-    if (!h) continue;
-    tokens += h.split(' ').length;
-    if (!h.includes(OPEN)) continue;
-    for (const m of h.matchAll(MARK)) {
-      marked++;
-      for (const w of words(m[1]!)) stems.add(stem(w));
+/**
+ * coverage: the idf-weighted share of the query's terms the item holds. focus: how much of the item
+ * is about the query — twice the distinct query terms it holds over its word count, capped at 1 —
+ * nudges short, focused items up by at most FOCUS_WEIGHT.
+ */
+function score(row: HighlightedRow, t: TierTables, weighted: Weighted[], present: Weighted[], total: number): Scored {
+  let got = 0;
+  let held = 0;
+  if (row.complete) {
+    for (const w of present) got += w.weight;
+    held = present.length;
+  } else {
+    const stems = new Set<string>();
+    for (let i = 0; i < t.columns; i++) {
+      const h = row[`h${i}`];
+      if (!h?.includes(OPEN)) continue;
+      for (const m of h.matchAll(MARK)) for (const w of words(m[1]!)) stems.add(stem(w));
+    }
+    for (const w of weighted) {
+      if (!stems.has(w.term.stem)) continue;
+      got += w.weight;
+      held++;
     }
   }
-  let got = 0;
-  for (const w of weighted) if (stems.has(w.term.stem)) got += w.weight;
   const coverage = total > 0 ? got / total : 0;
-  const focus = Math.min(1, (2 * marked) / Math.max(1, tokens));
+  const focus = Math.min(1, (2 * held) / Math.max(1, wordCount(row.summary)));
   const { seq, id, summary, created_at, recall_count, recalled_at } = row;
   return { seq, id, summary, created_at, recall_count, recalled_at, tier: t.tier, coverage, lexical: coverage * (1 - FOCUS_WEIGHT + FOCUS_WEIGHT * focus) };
+}
+
+/** Space-separated words, counted without allocating. */
+function wordCount(text: string): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const space = text.charCodeAt(i) <= 32;
+    if (!space && !inWord) n++;
+    inWord = !space;
+  }
+  return n;
 }
 
 /** Rows for ids found only by vector search. */
