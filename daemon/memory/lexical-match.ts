@@ -145,5 +145,5 @@ function wordCount(text: string): number {
 export function rowsByIds(store: Store, tier: Tier, ids: readonly string[]): CandidateRow[] {
   if (ids.length === 0) return [];
   const t = TIERS.find((x) => x.tier === tier)!;
-  return store.all<CandidateRow>(`SELECT seq, id, ${t.summary} AS summary, created_at, recall_count, recalled_at FROM ${t.table} WHERE id IN (${ids.map(() => '?').join(',')})`, ids);
+  return store.all<CandidateRow>(`SELECT seq, id, ${t.summary} AS summary, created_at, recall_count, recalled_at FROM ${t.table} WHERE id IN (SELECT value FROM json_each(?))`, [JSON.stringify(ids)]);
 }

@@ -29,16 +29,21 @@ export function signCode(v: Float32Array): Uint32Array {
   return code;
 }
 
-function cosine(a: Float32Array, b: Float32Array): number {
+function norm(v: Float32Array): number {
+  let sum = 0;
+  for (let j = 0; j < v.length; j++) sum += v[j]! * v[j]!;
+  return Math.sqrt(sum);
+}
+
+/** Cosine of `b` with a query whose norm is already known. */
+function cosine(q: Float32Array, qNorm: number, b: Float32Array): number {
   let dot = 0;
-  let na = 0;
   let nb = 0;
-  for (let j = 0; j < a.length; j++) {
-    dot += a[j]! * b[j]!;
-    na += a[j]! * a[j]!;
+  for (let j = 0; j < q.length; j++) {
+    dot += q[j]! * b[j]!;
     nb += b[j]! * b[j]!;
   }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+  return qNorm === 0 || nb === 0 ? 0 : dot / (qNorm * Math.sqrt(nb));
 }
 
 export class VectorIndex {
@@ -147,10 +152,11 @@ export class VectorIndex {
     const index = new Map(rows.map((i) => [this.rowids[i]!, i]));
     const stored = this.store.all<{ rowid: number; vec: Uint8Array }>('SELECT rowid, vec FROM memory_vectors WHERE rowid IN (SELECT value FROM json_each(?))', [JSON.stringify([...index.keys()])]);
     const hits: VectorHit[] = [];
+    const qNorm = norm(query);
     for (const r of stored) {
       const i = index.get(r.rowid);
       const vec = fromBlob(r.vec);
-      if (i !== undefined && vec.length === query.length) hits.push({ id: this.ids[i]!, tier: this.tiers[i]!, cosine: cosine(query, vec) });
+      if (i !== undefined && vec.length === query.length) hits.push({ id: this.ids[i]!, tier: this.tiers[i]!, cosine: cosine(query, qNorm, vec) });
     }
     return hits.sort((a, b) => b.cosine - a.cosine).slice(0, k);
   }
