@@ -1,9 +1,10 @@
 // Shared by bench sections: start the built brain (dist/svc.mjs) the way `svc start` and the systemd
 // unit do, read a process's memory from /proc, percentiles, free ports.
 import { build } from 'esbuild';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 
 /** Runtime flags and environment the brain is launched with (cli/brain-runtime.ts, compiled here). */
@@ -86,4 +87,25 @@ export async function startBrain(root, { home, port, runtime, token, env = {}, t
         child.kill('SIGTERM');
       }),
   };
+}
+
+/**
+ * Pins servers to the last core and this process (the load generator) to the others, so the two do
+ * not fight over a core; returns { serverCpu, pin(pid), undo() }, or null without taskset or a 2nd core.
+ */
+export function pinning() {
+  const n = cpus().length;
+  if (n < 2) return null;
+  try {
+    const before = execFileSync('taskset', ['-p', String(process.pid)], { encoding: 'utf8' }).trim().split(/\s+/).at(-1);
+    execFileSync('taskset', ['-a', '-p', '-c', `0-${n - 2}`, String(process.pid)], { stdio: 'ignore' });
+    return {
+      serverCpu: String(n - 1),
+      pin: (pid) => execFileSync('taskset', ['-a', '-p', '-c', String(n - 1), String(pid)], { stdio: 'ignore' }),
+      undo: () => execFileSync('taskset', ['-a', '-p', before, String(process.pid)], { stdio: 'ignore' }),
+    };
+  } catch (err) {
+    if (err.code === 'ENOENT') return null; // no taskset (util-linux) here
+    throw err;
+  }
 }

@@ -9,12 +9,11 @@
 //   export async function run(ctx) -> JSON-serialisable numbers
 //   ctx (all optional): { root, tmpDir, log(msg), connections, durationS, warmupS, rounds }
 import autocannon from 'autocannon';
-import { execFileSync, spawn } from 'node:child_process';
-import { cpus } from 'node:os';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { brainRuntime, freePort, percentile, round, startBrain } from '../lib/brain.mjs';
+import { brainRuntime, freePort, percentile, pinning, round, startBrain } from '../lib/brain.mjs';
 
 const TARGET_RATIO = 0.85;
 
@@ -25,24 +24,6 @@ async function startBare(root, runtime) {
     child.once('exit', (code) => reject(new Error(`bare fastify exited ${code}`)));
   });
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', r), child.kill('SIGTERM')))) };
-}
-
-/** Pins the servers to the last core and this process to the others; returns an undo, or null when it cannot. */
-function pinning() {
-  const n = cpus().length;
-  if (n < 2) return null;
-  try {
-    const before = execFileSync('taskset', ['-p', String(process.pid)], { encoding: 'utf8' }).trim().split(/\s+/).at(-1);
-    execFileSync('taskset', ['-a', '-p', '-c', `0-${n - 2}`, String(process.pid)], { stdio: 'ignore' });
-    return {
-      serverCpu: String(n - 1),
-      pin: (pid) => execFileSync('taskset', ['-a', '-p', '-c', String(n - 1), String(pid)], { stdio: 'ignore' }),
-      undo: () => execFileSync('taskset', ['-a', '-p', before, String(process.pid)], { stdio: 'ignore' }),
-    };
-  } catch (err) {
-    if (err.code === 'ENOENT') return null; // no taskset (util-linux) here
-    throw err;
-  }
 }
 
 async function load(url, connections, duration) {
