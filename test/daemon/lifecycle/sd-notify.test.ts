@@ -106,7 +106,8 @@ void test('the systemd-notify child sees $NOTIFY_SOCKET and $PATH only, never th
   const dir = mkdtempSync(join(tmpdir(), 'svc-notify-env-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const fake = join(dir, 'fake-systemd-notify');
-  writeFileSync(fake, `#!/bin/sh\nenv > ${join(dir, 'env.txt')}\n`);
+  // Written aside and renamed: the test polls for env.txt and must never read it half-written.
+  writeFileSync(fake, `#!/bin/sh\nenv > ${join(dir, 'env.tmp')} && mv ${join(dir, 'env.tmp')} ${join(dir, 'env.txt')}\n`);
   chmodSync(fake, 0o755);
   const before = process.env.SVC_VAULT_KEY;
   process.env.SVC_VAULT_KEY = 'a'.repeat(64);
