@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { HealthResponse } from '../../../protocol/health';
 import type { FastifyPluginAsync } from 'fastify';
 import { testApp, auth } from '../../helpers/app';
 import { AppError } from '../../../daemon/errors';
@@ -25,6 +27,9 @@ test('GET /health answers without a token', async (t) => {
   assert.equal(body.status, 'ok');
   assert.equal(body.version, '0.0.0-test');
   assert.ok(body.uptime_s >= 0);
+  // Written by JSON.stringify (health-routes.ts), so the schema is checked here instead.
+  assert.deepEqual([...Value.Errors(HealthResponse, body)], []);
+  assert.deepEqual(Object.keys(body).sort(), ['status', 'uptime_s', 'version']);
 });
 
 test('/api without or with a wrong token is 401 in the envelope; unknown route with token is 404 NOT_FOUND', async (t) => {
