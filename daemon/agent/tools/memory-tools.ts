@@ -31,9 +31,13 @@ export function memoryTools(memory: AgentMemory): Tool[] {
       run: async ({ query }) => {
         const hits = await memory.search(query, SEARCH_LIMIT);
         if (hits.length === 0) return { summary: `I don't have anything about ${query} in memory.`, data: { results: [] } };
-        const lines = hits.map((h) => stripFinal(h.summary));
+        // Notes and facts answer the question; an episode is a conversation summary that often just
+        // repeats the exchange that stored the note ("User: remember… Assistant: I'll remember…").
+        // The spoken answer uses episodes only when nothing else matched; `data` and `ui` keep all.
+        const facts = hits.filter((h) => h.tier !== 'episode');
+        const lines = (facts.length > 0 ? facts : hits).map((h) => stripFinal(h.summary));
         return {
-          summary: `Here is what I know about ${query}: ${lines.join('; ')}.`,
+          summary: facts.length > 0 ? `Here is what I know about ${query}: ${lines.join('; ')}.` : `From our past conversations about ${query}: ${lines.join('; ')}.`,
           data: { results: hits },
           sources: hits.map((h) => h.id),
           ui: { id: `memory-${query.slice(0, 40)}`, template: 'list', title: `Memory: ${query}`, data: { items: hits.map((h) => ({ id: h.id, text: h.summary, tier: h.tier, relevance: h.relevance })) } },
