@@ -69,7 +69,7 @@ export function memoryWiki(conn: Connection, o: { slug?: string | undefined; reb
 export const memoryBackend = (conn: Connection, o: { probe: boolean; json: boolean }, out: Out): Promise<number> =>
   call<BackendReport>(conn, out, o.json, 'GET', `/api/memory/backend${qs({ probe: o.probe || undefined })}`, undefined, (b) => {
     const e = b.embeddings;
-    const emb = e.configured ? `${e.model} at ${e.base_url} (${e.indexed} vectors${e.dim ? `, dim ${e.dim}` : ''})` : 'not configured (lexical search only)';
+    const emb = e.configured ? `${e.model} at ${e.base_url} (${e.indexed} vectors${e.dim ? `, dim ${e.dim}` : ''}${e.index_ready ? '' : ', index loading'})` : 'not configured (lexical search only)';
     const probe = e.probe ? `\n  probe:      ${e.probe.ok ? `ok in ${e.probe.ms} ms` : `FAILED (${e.probe.reason}) after ${e.probe.ms} ms`}` : '';
     return `store:        ${b.store.engine}, tokenizer ${b.store.tokenizer}\n  path:       ${b.store.path}\nitems:        ${b.counts.notes} notes, ${b.counts.episodes} episodes, ${b.counts.triples} facts, ${b.counts.wiki_pages} wiki pages, ${b.counts.snapshots} snapshots\nembeddings:   ${emb}${probe}\nsearch:       floor ${b.search.relevance_floor}, recency ${b.search.recency_weight}, embedding timeout ${b.search.query_timeout_ms} ms\n`;
   });

@@ -27,6 +27,7 @@ export async function backendReport(cap: MemoryCapability, probe: boolean): Prom
       base_url: e.base_url ?? null,
       model: cap.embedder?.model ?? null,
       indexed: cap.vectors?.size ?? 0,
+      index_ready: cap.vectors?.ready ?? false,
       dim: cap.vectors && cap.vectors.dim > 0 ? cap.vectors.dim : null,
       probe: probed,
     },

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryFixture } from './memory-fixture';
 import { startEmbeddingServer } from './embedding-server';
+import { backendReport } from '../../../daemon/memory/backend-report';
 
 async function setup(t: { after(fn: () => Promise<void>): void }) {
   const server = await startEmbeddingServer();
@@ -79,10 +80,12 @@ void test('while the vector index loads at start-up, search answers lexically an
   const again = memoryFixture({ settings, dir: first.dir });
   t.after(() => again.close());
   for (const p of again.parts) await p.start?.();
+  assert.equal((await backendReport(again, false)).embeddings.index_ready, false);
   const early = await again.memory.search('goulash', { limit: 5 });
   assert.deepEqual({ mode: early.mode, degraded: early.degraded }, { mode: 'lexical', degraded: { component: 'embeddings', reason: 'index_loading' } });
   assert.deepEqual(early.results.map((r) => r.id), [goulash.id]);
   await again.indexer!.idle();
+  assert.deepEqual((({ indexed, index_ready }) => ({ indexed, index_ready }))((await backendReport(again, false)).embeddings), { indexed: 1, index_ready: true });
   const later = await again.memory.search('recipe', { limit: 5 });
   assert.deepEqual({ mode: later.mode, degraded: later.degraded, ids: later.results.map((r) => r.id) }, { mode: 'hybrid', degraded: null, ids: [goulash.id] });
 });
