@@ -113,6 +113,11 @@ export class Vault {
     return this.unlocked()[namespace]?.[key];
   }
 
+  /** Namespaces that hold at least one secret, sorted. */
+  namespaces(): string[] {
+    return Object.keys(this.unlocked()).sort();
+  }
+
   /** Key names only; values never leave through listings. */
   keys(namespace: string): string[] {
     return Object.keys(this.unlocked()[namespace] ?? {}).sort();

@@ -43,16 +43,16 @@ export class SecretScrubber {
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Vault namespaces that hold secrets (ARCHITECTURE.md Storage); the scrubber covers every value in them. */
-export const SECRET_NAMESPACES = ['providers', 'webhooks', 'oauth', 'push', 'publisher_keys', 'channels', 'integrations'] as const;
-
-/** Every secret value in the vault's namespaces, plus extra values (the API token). */
+/**
+ * Every value in the vault, plus extra values (the API token). The vault holds nothing but secrets,
+ * so every namespace is covered, including ones a later feature adds.
+ */
 export const vaultSecrets =
-  (vault: { keys(ns: string): string[]; get(ns: string, key: string): string | undefined; status(): { state: string } }, extra: readonly string[] = []): SecretSource =>
+  (vault: { namespaces(): string[]; keys(ns: string): string[]; get(ns: string, key: string): string | undefined; status(): { state: string } }, extra: readonly string[] = []): SecretSource =>
   function* () {
     yield* extra;
     if (vault.status().state !== 'ok') return;
-    for (const ns of SECRET_NAMESPACES) {
+    for (const ns of vault.namespaces()) {
       for (const key of vault.keys(ns)) {
         const value = vault.get(ns, key);
         if (value !== undefined) yield value;

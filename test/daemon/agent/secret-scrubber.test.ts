@@ -35,9 +35,9 @@ void test('short values are not treated as secrets; new secrets apply without a 
   assert.equal(scrubber.scrub('key sk-abcdefgh1234!'), `key ${REDACTED}!`);
 });
 
-void test('vaultSecrets yields every value of the secret namespaces, and nothing from a locked vault', () => {
-  const data: Record<string, Record<string, string>> = { providers: { 'openai:default': 'sk-one-1234567' }, webhooks: { w1: 'whsec-abcdefgh' } };
-  const vault = { keys: (ns: string) => Object.keys(data[ns] ?? {}), get: (ns: string, k: string) => data[ns]?.[k], status: () => ({ state: 'ok' }) };
-  assert.deepEqual([...vaultSecrets(vault, ['api-token-xyz'])()].sort(), ['api-token-xyz', 'sk-one-1234567', 'whsec-abcdefgh']);
+void test('vaultSecrets yields every value of every namespace, including ones added later, and nothing from a locked vault', () => {
+  const data: Record<string, Record<string, string>> = { providers: { 'openai:default': 'sk-one-1234567' }, webhooks: { w1: 'whsec-abcdefgh' }, 'a-future-feature': { t: 'token-99887766' } };
+  const vault = { namespaces: () => Object.keys(data), keys: (ns: string) => Object.keys(data[ns] ?? {}), get: (ns: string, k: string) => data[ns]?.[k], status: () => ({ state: 'ok' }) };
+  assert.deepEqual([...vaultSecrets(vault, ['api-token-xyz'])()].sort(), ['api-token-xyz', 'sk-one-1234567', 'token-99887766', 'whsec-abcdefgh']);
   assert.deepEqual([...vaultSecrets({ ...vault, status: () => ({ state: 'locked' }) })()], []);
 });

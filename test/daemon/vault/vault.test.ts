@@ -41,6 +41,7 @@ test('a missing file is an empty vault; secrets survive a reopen with the same k
   assert.equal(second.get('providers', 'openai'), 'sk-secret-1');
   assert.deepEqual(second.keys('providers'), ['anthropic', 'openai']);
   assert.deepEqual(second.keys('webhooks'), []);
+  assert.deepEqual(second.namespaces(), ['providers'], 'a namespace whose last key went is gone');
   assert.equal(second.get('nope', 'x'), undefined);
 });
 
