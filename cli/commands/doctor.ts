@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { loadSettings } from '../../daemon/config/load-settings';
 import { loadVaultKeyReadOnly } from '../../daemon/vault/vault-key';
 import { Vault } from '../../daemon/vault/vault';
+import type { Settings } from '../../daemon/config/settings-schema';
+import { VAULT_NAMESPACE } from '../../daemon/providers/key-ring';
 import { health } from './brain';
 import type { Connection, Env } from '../connection';
 
@@ -60,8 +62,10 @@ export async function runChecks(conn: Connection, env: Env): Promise<Check[]> {
   }
   let settingsPort = 9090;
   let settingsHost = '127.0.0.1';
+  let settings: Settings | undefined;
   try {
     const s = loadSettings(join(home, 'settings.json'));
+    settings = s;
     settingsPort = Number(env.SVC_PORT ?? s.server.port);
     settingsHost = env.SVC_HOST ?? s.server.host;
     checks.push({ name: 'settings', ok: true, detail: existsSync(join(home, 'settings.json')) ? 'settings.json is valid' : 'no settings.json (defaults apply)' });
@@ -70,7 +74,9 @@ export async function runChecks(conn: Connection, env: Env): Promise<Check[]> {
   }
   const token = privateFile(join(home, 'api-token'), 'api token');
   if (token) checks.push(token);
-  checks.push(...vaultChecks(home, env));
+  const vault = vaultChecks(home, env);
+  checks.push(...vault.checks);
+  if (settings) checks.push(...providerChecks(settings.providers.chain, vault.keys));
   const h = await health(conn, 2000);
   if (h) {
     checks.push({ name: 'brain', ok: true, detail: `answering at ${conn.url} (svc ${h.version})` });
@@ -86,17 +92,35 @@ export async function runChecks(conn: Connection, env: Env): Promise<Check[]> {
   return checks;
 }
 
-function vaultChecks(home: string, env: Env): Check[] {
+/**
+ * Every provider in the failover chain can be called: the embedded local one always, a keyless server
+ * (Ollama, llama.cpp) without a key, the others only with a key in the vault. `keys` is the vault's
+ * `providers` key names, or null when the vault could not be read (the vault check says why).
+ */
+export function providerChecks(chain: Settings['providers']['chain'], keys: readonly string[] | null): Check[] {
+  return chain.map((e): Check => {
+    const name = `provider ${e.id}`;
+    if (e.kind === 'local') return { name, ok: true, detail: 'the embedded local provider (no key, no network)' };
+    if (e.keyless) return { name, ok: true, detail: `${e.kind} at ${e.base_url ?? 'its default URL'}, no key needed` };
+    if (keys === null) return { name, ok: false, detail: `${e.kind}: its keys cannot be read while the vault is unreadable`, fix: 'fix the vault check above' };
+    const count = keys.filter((k) => k.startsWith(`${e.id}:`)).length;
+    return count > 0
+      ? { name, ok: true, detail: `${e.kind}, ${count} key${count === 1 ? '' : 's'} in the vault` }
+      : { name, ok: false, detail: `${e.kind}, but no API key in the vault: every turn falls through to the next provider`, fix: `svc key add ${e.id} default   (or remove it from providers.chain in settings.json)` };
+  });
+}
+
+function vaultChecks(home: string, env: Env): { checks: Check[]; keys: string[] | null } {
   let key;
   try {
     key = loadVaultKeyReadOnly({ home, envKey: env.SVC_VAULT_KEY, credentialsDir: env.CREDENTIALS_DIRECTORY });
   } catch (err) {
-    return [{ name: 'vault key', ok: false, detail: (err as Error).message, fix: 'set SVC_VAULT_KEY to 64 hex characters, or restore $SVC_HOME/vault.key' }];
+    return { checks: [{ name: 'vault key', ok: false, detail: (err as Error).message, fix: 'set SVC_VAULT_KEY to 64 hex characters, or restore $SVC_HOME/vault.key' }], keys: null };
   }
   if (!key) {
     return existsSync(join(home, 'vault.json'))
-      ? [{ name: 'vault key', ok: false, detail: 'vault.json exists but no key was found', fix: 'restore vault.key into $SVC_HOME, or set SVC_VAULT_KEY' }]
-      : [{ name: 'vault key', ok: true, detail: 'none yet; the brain creates $SVC_HOME/vault.key on first start' }];
+      ? { checks: [{ name: 'vault key', ok: false, detail: 'vault.json exists but no key was found', fix: 'restore vault.key into $SVC_HOME, or set SVC_VAULT_KEY' }], keys: null }
+      : { checks: [{ name: 'vault key', ok: true, detail: 'none yet; the brain creates $SVC_HOME/vault.key on first start' }], keys: [] };
   }
   const out: Check[] = [];
   const file = privateFile(join(home, 'vault.key'), 'vault key file');
@@ -108,7 +132,7 @@ function vaultChecks(home: string, env: Env): Check[] {
       ? { name: 'vault', ok: true, detail: `decrypts with the ${key.source} key (${st.namespaces} namespaces)` }
       : { name: 'vault', ok: false, detail: st.reason, fix: 'provide the key that encrypted vault.json (SVC_VAULT_KEY or $SVC_HOME/vault.key); the brain never overwrites a vault it cannot decrypt' },
   );
-  return out;
+  return { checks: out, keys: st.state === 'ok' ? vault.keys(VAULT_NAMESPACE) : null };
 }
 
 export async function doctor(conn: Connection, env: Env, json: boolean, out: NodeJS.WritableStream): Promise<number> {
