@@ -50,6 +50,7 @@ export class EmbeddingIndexer {
   }
 
   private onChange(c: MemoryChange): void {
+    if (c.kind === 'annotate') return; // the text, and so the vector, is unchanged
     if (c.kind === 'delete') {
       this.dirty.delete(c.id);
       this.deps.index.delete(c.id);

@@ -98,6 +98,8 @@ export class KnowledgeGraph {
     await this.store.write((db) => {
       if (db.run('UPDATE memory_triples SET confidence = ?, updated_at = ? WHERE id = ?', [confidence, now, id]).changes === 0) throw notFound('triple', id);
     });
+    // The wiki shows confidences; the vector index and term statistics have nothing to redo.
+    this.events.emit({ kind: 'annotate', tier: 'knowledge', id });
     return this.get(id)!;
   }
 

@@ -3,7 +3,8 @@
 import type { Tier } from '../../protocol/memory';
 
 export interface MemoryChange {
-  kind: 'upsert' | 'delete';
+  /** `annotate`: only metadata changed (a fact's confidence), not the text: nothing to re-embed. */
+  kind: 'upsert' | 'annotate' | 'delete';
   tier: Tier;
   id: string;
   /** The searchable text of the item after the change (absent on delete). */

@@ -35,6 +35,19 @@ void test('notes are embedded in the background; a query with no shared word fin
   assert.equal(stored?.n, 2);
 });
 
+void test('a fact whose confidence changes is not embedded again (its text did not change)', async (t) => {
+  const { server, mem } = await setup(t);
+  const [fact] = await mem.memory.addTriples([{ subject: 'Bob', predicate: 'plays', object: 'bass' }], 'user');
+  await mem.indexer!.idle();
+  const before = server.requests;
+  await mem.memory.parts.knowledge.setConfidence(fact!.id, 0.3);
+  await mem.indexer!.idle();
+  assert.equal(server.requests, before);
+  await mem.memory.remember('Something else entirely.');
+  await mem.indexer!.idle();
+  assert.equal(server.requests, before + 1, 'a real change still is');
+});
+
 void test('a slow, failing or unreachable embedding server degrades search to lexical with the reason', async (t) => {
   const { server, mem } = await setup(t);
   const note = await mem.memory.remember('Bike lock combination is 7-3-9-1.');

@@ -173,3 +173,15 @@ void test('listed pages are always the subjects with two facts and the tags with
     { numRuns: 80 },
   );
 });
+
+void test('a confidence set by hand marks the entity page stale, and the next read shows it', async (t) => {
+  const mem = memoryFixture();
+  t.after(() => mem.close());
+  const [likes] = await mem.memory.addTriples([fact('Bob', 'likes', 'jazz')], 'user');
+  await mem.memory.addTriples([fact('Bob', 'plays', 'bass')], 'user');
+  assert.match((await mem.wiki.read('bob')).body.map((s) => s.text).join('\n'), /Bob likes jazz \(confidence 0\.\d\d\)/);
+  assert.equal(mem.wiki.list()[0]!.stale, false);
+  await mem.memory.parts.knowledge.setConfidence(likes!.id, 0.2);
+  assert.equal(mem.wiki.list()[0]!.stale, true);
+  assert.match((await mem.wiki.read('bob')).body.map((s) => s.text).join('\n'), /Bob likes jazz \(confidence 0\.20\)/);
+});
