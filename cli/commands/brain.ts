@@ -1,4 +1,5 @@
 // svc serve | start | stop | status — running the brain and asking how it is.
+import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HealthResponse } from '../../protocol/health';
@@ -44,8 +45,6 @@ export async function startBrain(conn: Connection, opts: StartOptions, env: Node
   const args = [...BRAIN_NODE_FLAGS, process.argv[1] ?? 'svc', 'serve', '--home', conn.home];
   if (opts.host) args.push('--host', opts.host);
   if (opts.port !== undefined) args.push('--port', String(opts.port));
-  // Loaded here, not at the top: this module is part of every svc process, `svc serve` included.
-  const { spawn } = process.getBuiltinModule('node:child_process');
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...env, ...BRAIN_ENV } });
   const child_ = { exited: null as number | null };
   child.on('exit', (code) => (child_.exited = code ?? 1));

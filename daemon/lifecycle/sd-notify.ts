@@ -3,8 +3,7 @@
 // unit sets NotifyAccess=all so systemd accepts them from that child. systemd may drop a message
 // whose sender exited before it was read (systemd < 254), so READY=1 is repeated twice more — a
 // repeated READY=1 is ignored by systemd — and the watchdog pings at a third of its interval.
-// node:child_process (and the node:dgram it pulls in) loads on the first message: a brain not run by
-// systemd never loads it (~15 ms of cold start).
+import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
 
 export interface Notifier {
@@ -33,7 +32,6 @@ export function createNotifier(
     // The child gets only what it needs: never the brain's secrets (SVC_VAULT_KEY, SVC_API_TOKEN).
     // Without PATH, node looks the binary up in /usr/bin:/bin.
     const childEnv = { NOTIFY_SOCKET: env.NOTIFY_SOCKET, ...(env.PATH ? { PATH: env.PATH } : {}) };
-    const { spawn } = process.getBuiltinModule('node:child_process');
     const child = spawn(binary, [`--pid=${process.pid}`, ...assignments], { stdio: 'ignore', env: childEnv });
     child.on('error', (err) => {
       broken = true;
