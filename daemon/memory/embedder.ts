@@ -2,7 +2,7 @@
 // via the openai client with a base URL (ARCHITECTURE.md, decided dependencies). Failures carry a
 // short reason that search reports as `degraded.reason` when it falls back to lexical ranking.
 import type OpenAI from 'openai';
-import { loadOpenAi } from '../providers/sdk-loader';
+import { LazyClient, loadOpenAi } from '../providers/sdk-loader';
 
 export interface Embedder {
   /** Recorded with each vector; a model change re-embeds everything (vectors of other models are ignored). */
@@ -29,32 +29,25 @@ export interface OpenAiEmbedderOptions {
 }
 
 export class OpenAiEmbedder implements Embedder {
-  private connection: { client: OpenAI; sdk: typeof OpenAI } | undefined;
+  private readonly connection: LazyClient<typeof OpenAI, OpenAI>;
   readonly model: string;
 
   constructor(private readonly opts: OpenAiEmbedderOptions) {
     this.model = opts.model;
-  }
-
-  /** The SDK client, made on first use (providers/sdk-loader.ts). */
-  private async connect(): Promise<{ client: OpenAI; sdk: typeof OpenAI }> {
-    if (this.connection) return this.connection;
-    const Sdk = await loadOpenAi();
     // Local servers (Ollama, llama.cpp) need no key, but the client insists on one.
-    const client = new Sdk({ baseURL: this.opts.baseUrl, apiKey: this.opts.apiKey ?? 'no-key', maxRetries: 0, timeout: this.opts.timeoutMs ?? 30_000 });
-    return (this.connection = { client, sdk: Sdk });
+    this.connection = new LazyClient(loadOpenAi, (Sdk) => new Sdk({ baseURL: opts.baseUrl, apiKey: opts.apiKey ?? 'no-key', maxRetries: 0, timeout: opts.timeoutMs ?? 30_000 }));
   }
 
   async embed(texts: readonly string[], opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Float32Array[]> {
     let res: OpenAI.CreateEmbeddingResponse;
     try {
-      const { client } = await this.connect();
+      const { client } = await this.connection.get();
       res = await client.embeddings.create(
         { model: this.model, input: [...texts], encoding_format: 'float' },
         { timeout: opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000, ...(opts.signal ? { signal: opts.signal } : {}) },
       );
     } catch (err) {
-      throw toEmbeddingError(err, this.connection?.sdk);
+      throw toEmbeddingError(err, this.connection.sdk);
     }
     const data = Array.isArray(res?.data) ? [...res.data].sort((a, b) => a.index - b.index) : [];
     if (data.length !== texts.length || data.some((d) => !Array.isArray(d.embedding) || d.embedding.length === 0)) {

@@ -7,7 +7,7 @@ import type { ChatEvent, ChatMessage, ChatRequest, Provider, ToolSpec, Usage } f
 import { plainSchema, type AdapterConfig } from './openai-provider';
 import { StallGuard } from './stall-guard';
 import { adapterFailure, listModelIds } from './adapter-calls';
-import { loadAnthropic } from './sdk-loader';
+import { LazyClient, loadAnthropic } from './sdk-loader';
 import { ToolCallAssembler } from './tool-call-assembler';
 
 export const ANTHROPIC_DEFAULT_MODEL = 'claude-3-5-haiku-latest';
@@ -16,22 +16,18 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 export class AnthropicProvider implements Provider {
   readonly kind = 'anthropic' as const;
-  private connection: { client: Anthropic; sdk: typeof Anthropic } | undefined;
+  private readonly connection: LazyClient<typeof Anthropic, Anthropic>;
 
-  constructor(private readonly config: AdapterConfig) {}
-
-  /** The SDK client, made on first use (sdk-loader.ts). */
-  private async connect(): Promise<{ client: Anthropic; sdk: typeof Anthropic }> {
-    if (this.connection) return this.connection;
-    const Sdk = await loadAnthropic();
-    const client = new Sdk({
-      apiKey: this.config.apiKey ?? 'no-key',
-      baseURL: this.config.baseURL ?? 'https://api.anthropic.com',
-      maxRetries: 0,
-      logLevel: 'off',
-      openTelemetry: false,
-    });
-    return (this.connection = { client, sdk: Sdk });
+  constructor(private readonly config: AdapterConfig) {
+    this.connection = new LazyClient(loadAnthropic, (Sdk) =>
+      new Sdk({
+        apiKey: config.apiKey ?? 'no-key',
+        baseURL: config.baseURL ?? 'https://api.anthropic.com',
+        maxRetries: 0,
+        logLevel: 'off',
+        openTelemetry: false,
+      }),
+    );
   }
 
   get id(): string {
@@ -43,7 +39,7 @@ export class AnthropicProvider implements Provider {
     const model = request.model ?? this.config.model();
     try {
       const { system, messages } = toAnthropicMessages(request.messages);
-      const { client, sdk } = await this.connect();
+      const { client, sdk } = await this.connection.get();
       const stream = await client.messages.create(
         {
           model,
@@ -103,12 +99,12 @@ export class AnthropicProvider implements Provider {
   }
 
   async listModels(signal?: AbortSignal): Promise<string[]> {
-    const { client, sdk } = await this.connect();
+    const { client, sdk } = await this.connection.get();
     return listModelIds(this.config, signal, sdk, (signal) => client.models.list({ limit: 100 }, { signal }));
   }
 
   private failure(err: unknown, guard: StallGuard): Error {
-    return adapterFailure(this.config, err, guard, this.connection?.sdk);
+    return adapterFailure(this.config, err, guard, this.connection.sdk);
   }
 }
 

@@ -7,8 +7,7 @@ import type { ChatEvent, ChatMessage, ChatRequest, Provider, ToolSpec, Usage } f
 import { ProviderError } from './provider';
 import { StallGuard, type StallTimeouts } from './stall-guard';
 import { adapterFailure, listModelIds } from './adapter-calls';
-import type { SdkErrorClasses } from './sdk-failure';
-import { loadOpenAi } from './sdk-loader';
+import { LazyClient, loadOpenAi } from './sdk-loader';
 import { ToolCallAssembler } from './tool-call-assembler';
 
 export interface AdapterConfig {
@@ -29,24 +28,20 @@ const KEYLESS_PLACEHOLDER = 'no-key';
 
 export class OpenAiProvider implements Provider {
   readonly kind = 'openai' as const;
-  private connection: { client: OpenAI; sdk: SdkErrorClasses } | undefined;
+  private readonly connection: LazyClient<typeof OpenAI, OpenAI>;
 
-  constructor(private readonly config: AdapterConfig) {}
-
-  /** The SDK client, made on first use (sdk-loader.ts). */
-  private async connect(): Promise<{ client: OpenAI; sdk: SdkErrorClasses }> {
-    if (this.connection) return this.connection;
-    const Sdk = await loadOpenAi();
-    const client = new Sdk({
-      apiKey: this.config.apiKey ?? KEYLESS_PLACEHOLDER,
-      baseURL: this.config.baseURL ?? 'https://api.openai.com/v1',
-      organization: null,
-      project: null,
-      // The chain does retries (on another key or provider); the SDK's own would hide failures.
-      maxRetries: 0,
-      logLevel: 'off',
-    });
-    return (this.connection = { client, sdk: Sdk });
+  constructor(private readonly config: AdapterConfig) {
+    this.connection = new LazyClient(loadOpenAi, (Sdk) =>
+      new Sdk({
+        apiKey: config.apiKey ?? KEYLESS_PLACEHOLDER,
+        baseURL: config.baseURL ?? 'https://api.openai.com/v1',
+        organization: null,
+        project: null,
+        // The chain does retries (on another key or provider); the SDK's own would hide failures.
+        maxRetries: 0,
+        logLevel: 'off',
+      }),
+    );
   }
 
   get id(): string {
@@ -57,7 +52,7 @@ export class OpenAiProvider implements Provider {
     const guard = new StallGuard(this.config.timeouts, request.signal);
     const model = request.model ?? this.config.model();
     try {
-      const { client } = await this.connect();
+      const { client } = await this.connection.get();
       const stream = await client.chat.completions.create(
         {
           model,
@@ -101,12 +96,12 @@ export class OpenAiProvider implements Provider {
   }
 
   async listModels(signal?: AbortSignal): Promise<string[]> {
-    const { client, sdk } = await this.connect();
+    const { client, sdk } = await this.connection.get();
     return listModelIds(this.config, signal, sdk, (signal) => client.models.list({ signal }));
   }
 
   private failure(err: unknown, guard: StallGuard): Error {
-    return adapterFailure(this.config, err, guard, this.connection?.sdk);
+    return adapterFailure(this.config, err, guard, this.connection.sdk);
   }
 
   private keyOpt(): { keyLabel?: string } {

@@ -27,3 +27,26 @@ export const loadAnthropic = (): Promise<typeof Anthropic> =>
     () => import('@anthropic-ai/sdk').then((m) => m.default),
     () => (anthropic = undefined),
   ));
+
+/**
+ * An SDK client made on first use: the adapters and the embedder construct nothing at start. `sdk`
+ * is the loaded SDK class (its error classes map failures) once a call has loaded it.
+ */
+export class LazyClient<Sdk, Client> {
+  private made: { client: Client; sdk: Sdk } | undefined;
+
+  constructor(
+    private readonly load: () => Promise<Sdk>,
+    private readonly make: (sdk: Sdk) => Client,
+  ) {}
+
+  get sdk(): Sdk | undefined {
+    return this.made?.sdk;
+  }
+
+  async get(): Promise<{ client: Client; sdk: Sdk }> {
+    if (this.made) return this.made;
+    const sdk = await this.load();
+    return (this.made = { client: this.make(sdk), sdk });
+  }
+}
