@@ -7,6 +7,9 @@
 
 export const HTTP_DURATION_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
+/** Status class label: 2xx, 4xx, ... keeps series bounded (spec 4.12). */
+export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`;
+
 const TOTAL = 'svc_http_requests_total';
 const DURATION = 'svc_http_request_duration_seconds';
 
@@ -60,7 +63,7 @@ export class HttpSeries {
     const lines = [`# HELP ${TOTAL} HTTP requests by method, route template and status class`, `# TYPE ${TOTAL} counter`];
     for (const s of all) {
       s.classes.forEach((count, digit) => {
-        if (count > 0) lines.push(`${TOTAL}{${s.labels},status="${digit}xx"} ${count}`);
+        if (count > 0) lines.push(`${TOTAL}{${s.labels},status="${statusClass(digit * 100)}"} ${count}`);
       });
     }
     lines.push('', `# HELP ${DURATION} HTTP request duration by method and route template`, `# TYPE ${DURATION} histogram`);

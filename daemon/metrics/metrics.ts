@@ -32,8 +32,7 @@ export interface Metrics {
   readonly contentType: string;
 }
 
-/** Status class label: 2xx, 4xx, ... keeps series bounded (spec 4.12). */
-export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`;
+export { statusClass } from './http-series';
 
 /** fastify's /api/jobs/:id becomes the spec's /api/jobs/{id}. */
 export const routeTemplate = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{*}');
