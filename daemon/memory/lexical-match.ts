@@ -85,7 +85,10 @@ function candidates(store: Store, stats: TermStats, t: TierTables, weighted: Wei
     // all-terms MATCH hold every present term by definition: no highlight() for them.
     const sql = `SELECT f.rowid AS seq, ${complete ? '' : `${highlights}, `}m.id, ${t.summary.replace(/\b(text|summary|subject|predicate|object)\b/g, 'm.$1')} AS summary, m.created_at, m.recall_count, m.recalled_at
       FROM ${t.fts} f JOIN ${t.table} m ON m.seq = f.rowid WHERE ${t.fts} MATCH ? AND f.rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY f.rowid DESC LIMIT ?`;
-    for (const r of store.all<HighlightedRow>(sql, [expr, JSON.stringify([...rows.keys()]), limit])) rows.set(r.seq, complete ? { ...r, complete } : r);
+    for (const r of store.all<HighlightedRow>(sql, [expr, JSON.stringify([...rows.keys()]), limit])) {
+      if (complete) r.complete = true;
+      rows.set(r.seq, r);
+    }
   };
   const neededDocs = needed.reduce((s, term) => s + (stats.frequency(term.stem).perTier[t.tier] ?? 0), 0);
   // When the OR would be cut by the cap, the items holding every present term are fetched first, and
