@@ -11,6 +11,7 @@ import { authFailure, WS_PROTOCOL } from './http/auth';
 import { installMetrics } from './http/metrics-routes';
 import { healthRoutes } from './http/health-routes';
 import { lazySchemaCompilers } from './http/lazy-schemas';
+import { installBodyParsers, routerOptions } from './http/request-parsing';
 
 export interface AppDeps {
   logger: Logger;
@@ -46,10 +47,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.bodyLimit,
     genReqId: requestIds(),
     return503OnClosing: false, // our onRequest hook answers 503 in the spec envelope instead
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+    ...routerOptions(),
     schemaController: { compilersFactory: lazySchemaCompilers() },
   });
   installErrorHandlers(app);
+  installBodyParsers(app);
   // One callback hook for every request (each hook, and each promise, costs on the hot path):
   // 503 while stopping — /health answers for itself then, so probes see why — then the token check.
   // A hook that replies does not call done (fastify Hooks.md).
