@@ -48,6 +48,7 @@ export const DashboardStatus = Obj({
   provider: Obj({ id: Type.String(), kind: Type.String() }),
   tools: Type.Array(Type.String()),
   devices: Obj({ connected: Type.Integer({ minimum: 0 }), items: Type.Array(DeviceSummary) }),
+  pid: Type.Optional(Type.Integer({ minimum: 1, description: 'The brain process, for svc status and svc start (authenticated, never on /health)' })),
 });
 export type DashboardStatus = Static<typeof DashboardStatus>;
 

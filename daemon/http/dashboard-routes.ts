@@ -20,7 +20,7 @@ export const dashboardRoutes =
   async (app) => {
     const { agent } = deps;
 
-    app.get('/api/dashboard/status', { schema: { response: { 200: DashboardStatus } } }, async () => agent.status());
+    app.get('/api/dashboard/status', { schema: { response: { 200: DashboardStatus } } }, async () => ({ ...agent.status(), pid: process.pid }));
 
     app.get('/api/dashboard/context', { schema: { response: { 200: DashboardContext } } }, async () => ({
       generated_at: new Date().toISOString(),
