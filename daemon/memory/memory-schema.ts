@@ -2,7 +2,8 @@
 // an integer `seq` (the FTS5 rowid) next to their public string id. Timestamps are epoch ms.
 // FTS5 tables are external-content indexes kept in step by triggers, tokenized like text-terms.ts +
 // porter-stemmer.ts (docs/memory.md, "Search").
-import type { Migration } from '../store/store';
+import type { Db, Migration } from '../store/store';
+import { noteKey } from './note-key';
 
 const TOKENIZE = "tokenize='porter unicode61 remove_diacritics 2'";
 
@@ -89,5 +90,17 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
     // table's pages (~280 MB of vectors, slow to read from an SD card at every start).
     up: `ALTER TABLE memory_vectors ADD COLUMN code BLOB;
     CREATE INDEX memory_vectors_code ON memory_vectors(model, item_id, dim, code);`,
+  },
+  {
+    version: 4,
+    description: 'memory: a key per note text (remembering the same sentence twice keeps one note); fingerprints of forgotten notes',
+    up: (db: Db) => {
+      db.run('ALTER TABLE memory_notes ADD COLUMN text_key TEXT');
+      for (const r of db.all<{ seq: number; text: string }>('SELECT seq, text FROM memory_notes')) db.run('UPDATE memory_notes SET text_key = ? WHERE seq = ?', [noteKey(r.text), r.seq]);
+      db.run('CREATE INDEX memory_notes_text_key ON memory_notes(text_key)');
+      // Hashed terms of each forgotten note with their weights (forgetting.ts): what later episodes
+      // must not repeat. Hashes, not words: the table must not keep what the user asked to forget.
+      db.run('CREATE TABLE memory_forgotten (id TEXT PRIMARY KEY, terms TEXT NOT NULL, created_at INTEGER NOT NULL)');
+    },
   },
 ];

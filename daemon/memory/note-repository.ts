@@ -1,10 +1,11 @@
 // Notes (spec 1.3): created by the user, persistent, full-text searchable. A write resolves only when
 // it is durable (Store.write), which is what POST /api/memory/note acknowledges.
 import type { Note, NoteUpdate } from '../../protocol/memory';
-import type { Store } from '../store/store';
+import type { Db, Store } from '../store/store';
 import { notFound } from '../errors';
 import { iso, isoOrNull, newId } from './ids';
 import type { MemoryEvents } from './memory-events';
+import { noteKey } from './note-key';
 import { olderThan, toPage } from './pagination';
 
 export interface NoteRow {
@@ -34,6 +35,14 @@ const tagsText = (tags: readonly string[]): string => (tags.length === 0 ? '' : 
 /** What search and the vector index see of a note: its text and its tags. */
 export const noteSearchText = (r: Pick<NoteRow, 'text' | 'tags'>): string => (r.tags === '' ? r.text : `${r.text} ${(JSON.parse(r.tags) as string[]).join(' ')}`);
 
+/** The earlier note of a sentence remembered again: refreshed, its tags the union of both. */
+function refresh(db: Db, r: NoteRow, tags: readonly string[], now: number): { row: NoteRow; changed: boolean } {
+  const merged = tagsText([...(r.tags === '' ? [] : (JSON.parse(r.tags) as string[])), ...tags]);
+  const row: NoteRow = { ...r, tags: merged, updated_at: now, recall_count: r.recall_count + 1, recalled_at: now };
+  db.run('UPDATE memory_notes SET tags = ?, updated_at = ?, recall_count = recall_count + 1, recalled_at = ? WHERE seq = ?', [merged, now, now, r.seq]);
+  return { row, changed: merged !== r.tags };
+}
+
 export class NoteRepository {
   constructor(
     private readonly store: Store,
@@ -41,13 +50,23 @@ export class NoteRepository {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /**
+   * Stores a note. The same sentence again (note-key.ts: case, spacing, closing punctuation aside)
+   * stores nothing new: the earlier note is refreshed instead (updated_at, and a recall, so its
+   * retention restarts) and gains any new tags. Looked up inside the write, so two concurrent
+   * remembers of one sentence still make one note.
+   */
   async add(input: { text: string; source?: string | undefined; tags?: readonly string[] | undefined }): Promise<Note> {
     const now = this.clock();
-    const row: NoteRow = { seq: 0, id: newId('note', now), text: input.text, source: input.source ?? 'user', tags: tagsText(input.tags ?? []), created_at: now, updated_at: now, recall_count: 0, recalled_at: null };
-    row.seq = await this.store.write((db) =>
-      Number(db.run('INSERT INTO memory_notes (id, text, source, tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [row.id, row.text, row.source, row.tags, now, now]).lastInsertRowid),
-    );
-    this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row) });
+    const key = noteKey(input.text);
+    const { row, changed } = await this.store.write((db) => {
+      const same = db.get<NoteRow>('SELECT * FROM memory_notes WHERE text_key = ? ORDER BY seq DESC LIMIT 1', [key]);
+      if (same) return refresh(db, same, input.tags ?? [], now);
+      const r: NoteRow = { seq: 0, id: newId('note', now), text: input.text, source: input.source ?? 'user', tags: tagsText(input.tags ?? []), created_at: now, updated_at: now, recall_count: 0, recalled_at: null };
+      r.seq = Number(db.run('INSERT INTO memory_notes (id, text, source, tags, created_at, updated_at, text_key) VALUES (?, ?, ?, ?, ?, ?, ?)', [r.id, r.text, r.source, r.tags, now, now, key]).lastInsertRowid);
+      return { row: r, changed: true };
+    });
+    if (changed) this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row) });
     return noteFromRow(row);
   }
 
@@ -66,7 +85,7 @@ export class NoteRepository {
       const r = db.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [id]);
       if (!r) throw notFound('note', id);
       const next: NoteRow = { ...r, text: patch.text ?? r.text, tags: patch.tags ? tagsText(patch.tags) : r.tags, updated_at: now };
-      db.run('UPDATE memory_notes SET text = ?, tags = ?, updated_at = ? WHERE seq = ?', [next.text, next.tags, now, r.seq]);
+      db.run('UPDATE memory_notes SET text = ?, tags = ?, updated_at = ?, text_key = ? WHERE seq = ?', [next.text, next.tags, now, noteKey(next.text), r.seq]);
       return next;
     });
     this.events.emit({ kind: 'upsert', tier: 'note', id, text: noteSearchText(row) });

@@ -18,7 +18,8 @@ void test('candidates: at most cap per tier, full matches first and newest first
   const rand = fc.sample(fc.array(fc.subarray(VOCAB, { minLength: 1 }), { minLength: 60, maxLength: 60 }), { numRuns: 1, seed: 11 })[0]!;
   const notes: { seq: number; words: Set<string> }[] = [];
   for (const words of rand) {
-    await mem.memory.remember(words.join(' '));
+    // A number of its own keeps each text a different note (the same sentence twice is one note).
+    await mem.memory.remember(`${words.join(' ')} ${notes.length}`);
     notes.push({ seq: notes.length + 1, words: new Set(words) });
   }
   const stats = new TermStats(mem.store);

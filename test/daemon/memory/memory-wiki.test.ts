@@ -131,7 +131,8 @@ async function apply(mem: MemoryFixture, model: Model, op: Op): Promise<void> {
     if (!model.facts.has(t!.id)) model.facts.set(t!.id, op.s);
   } else if (op.op === 'note') {
     const n = await mem.memory.remember(`A note ${op.mention ? `about ${op.mention}` : 'on nothing much'}.`, { tags: op.tags });
-    model.notes.set(n.id, op.tags);
+    // The same sentence again is the same note, with the union of the tags (note-repository.ts).
+    model.notes.set(n.id, [...new Set([...(model.notes.get(n.id) ?? []), ...op.tags])]);
   } else if (op.op === 'retag' || op.op === 'unnote' || op.op === 'unfact') {
     const id = nth((op.op === 'unfact' ? model.facts : model.notes).keys(), op.pick);
     if (id === undefined) return;
