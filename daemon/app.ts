@@ -6,8 +6,9 @@ import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import type { Metrics } from './metrics/metrics';
 import type { Lifecycle } from './lifecycle/lifecycle';
-import { installErrorHandlers, envelope } from './http/error-handler';
-import { authFailure, WS_PROTOCOL } from './http/auth';
+import { installErrorHandlers, envelope, frameworkErrors, clientErrorHandler } from './http/error-handler';
+import { ClientErrorLog } from './http/client-error-log';
+import { authFailure, unroutedAuthFailure, WS_PROTOCOL } from './http/auth';
 import { installMetrics } from './http/metrics-routes';
 import { healthRoutes } from './http/health-routes';
 import { lazySchemaCompilers } from './http/lazy-schemas';
@@ -21,11 +22,15 @@ export interface AppDeps {
   metricsPublic: boolean;
   lifecycle: Lifecycle;
   bodyLimit: number;
+  /** Slow clients (docs/security.md): a request's headers, and the whole request, must arrive within these. */
+  timeouts?: { requestMs: number; headersMs: number };
   /** Resource plugins (one per resource group), registered after the core hooks. */
   routes?: readonly FastifyPluginAsync[];
   /** WebSocket route plugins (`{ websocket: true }` routes), registered together with @fastify/websocket. */
   sockets?: readonly FastifyPluginAsync[];
 }
+
+const DEFAULT_TIMEOUTS = { requestMs: 30_000, headersMs: 10_000 };
 
 /** Request ids unique per process and distinguishable across restarts: `<boot>-<counter>`, cheaper than a UUID per request. */
 function requestIds(): () => string {
@@ -36,6 +41,8 @@ function requestIds(): () => string {
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const loggerInstance: FastifyBaseLogger = deps.logger;
+  const clientErrors = new ClientErrorLog(deps.logger);
+  const timeouts = deps.timeouts ?? DEFAULT_TIMEOUTS;
   const app = Fastify({
     loggerInstance,
     // Per-request lines would flood journald on a Pi; errors are logged by the error handler.
@@ -48,9 +55,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIds(),
     return503OnClosing: false, // our onRequest hook answers 503 in the spec envelope instead
     ...routerOptions(),
+    // node closes a request whose headers or body trickle in past these (408 in the envelope, then the
+    // socket); it checks every connectionsCheckingInterval, so that is kept short. Idle keep-alive
+    // connections close after fastify's keepAliveTimeout (72 s).
+    requestTimeout: timeouts.requestMs,
+    http: { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1000, timeouts.headersMs) },
+    frameworkErrors: frameworkErrors((request) => unroutedAuthFailure(request, deps.apiToken), clientErrors),
+    clientErrorHandler: clientErrorHandler(clientErrors),
     schemaController: { compilersFactory: lazySchemaCompilers() },
   });
-  installErrorHandlers(app);
+  installErrorHandlers(app, clientErrors);
   installBodyParsers(app);
   // One callback hook for every request (each hook, and each promise, costs on the hot path):
   // 503 while stopping — /health answers for itself then, so probes see why — then the token check.
@@ -62,12 +76,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       void reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
       return;
     }
-    done(authFailure(request, deps.apiToken));
+    const refusal = authFailure(request, deps.apiToken);
+    // A refused request's body is never read: close rather than drain whatever the client still sends.
+    if (refusal && request.headers.upgrade === undefined) closeAfterReply(request, reply);
+    done(refusal);
+  });
+  // The route table at debug level: what the brain serves, for operators and the security tests.
+  const table: { method: string; url: string; public: boolean; websocket: boolean }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD') table.push({ method, url: route.url, public: route.config?.public === true, websocket: route.websocket === true });
+    }
   });
   installMetrics(app, deps.metrics, { public: deps.metricsPublic });
   await app.register(healthRoutes({ version: deps.version, lifecycle: deps.lifecycle }));
   for (const routes of deps.routes ?? []) await app.register(routes);
   await registerSockets(app, deps.sockets ?? []);
+  deps.logger.debug({ routes: table }, 'routes');
   return app;
 }
 

@@ -167,6 +167,7 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     metricsPublic: settings.metrics.public,
     lifecycle,
     bodyLimit: settings.server.body_limit_bytes,
+    timeouts: { requestMs: settings.server.request_timeout_ms, headersMs: Math.min(settings.server.headers_timeout_ms, settings.server.request_timeout_ms) },
     routes: [
       memoryRoutes(memory),
       providerRoutes(providers),

@@ -8,6 +8,8 @@ export const ERROR_CODES = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** The request (headers or body) did not arrive within server.request_timeout_ms / headers_timeout_ms. */
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -15,6 +17,8 @@ export const ERROR_CODES = {
   /** svc key add: the provider refused the key, so it was not saved. */
   KEY_PROBE_FAILED: 422,
   RATE_LIMITED: 429,
+  /** The request line and headers exceed node's limit (16 KiB). */
+  HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   /** An upstream LLM provider failed a models list/test call. */
   PROVIDER_FAILED: 502,

@@ -33,6 +33,8 @@ export const SettingsSchema = Type.Object(
         port: Type.Integer({ minimum: 0, maximum: 65535, default: 9090, description: 'TCP port (SVC_PORT overrides)' }),
         body_limit_bytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest accepted request body' }),
         shutdown_timeout_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000, description: 'Hard exit after this long on SIGTERM' }),
+        request_timeout_ms: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000, description: 'A request (headers and body) must arrive within this; slower ones get 408 and are closed' }),
+        headers_timeout_ms: Type.Integer({ minimum: 500, maximum: 120_000, default: 10_000, description: 'The request line and headers must arrive within this (at most request_timeout_ms)' }),
       },
       'HTTP/WebSocket server',
     ),
@@ -129,7 +131,16 @@ export const SettingsSchema = Type.Object(
       {
         max_tool_steps: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'Tool calls one turn may run at most; then the model must answer' }),
         history_messages: Type.Integer({ minimum: 0, maximum: 400, default: 20, description: 'Earlier messages of the session given to the model each turn' }),
-        max_sessions: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000, description: 'Open sessions at most; opening one more is refused' }),
+        max_sessions: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000, description: 'Open sessions at most; one more ends the oldest session without clients or turns, or is refused (UNAVAILABLE) when there is none' }),
+        max_sessions_per_connection: Type.Integer({ minimum: 1, maximum: 100_000, default: 16, description: 'Open sessions one WebSocket connection may have opened; more are refused (RATE_LIMITED)' }),
+        max_sessions_per_principal: Type.Integer({ minimum: 1, maximum: 100_000, default: 500, description: 'Open sessions one principal (an API token) may hold; one more ends its own oldest session without clients or turns, or is refused (RATE_LIMITED)' }),
+        session_memory_bytes: Type.Integer({
+          minimum: 1024 * 1024,
+          maximum: 4 * 1024 * 1024 * 1024,
+          default: 32 * 1024 * 1024,
+          description: 'Bytes of text all open sessions together hold (transcripts and working memory); past it sessions without clients end, oldest first, then the oldest conversation is compacted into episodes',
+        }),
+        session_transcript_bytes: Type.Integer({ minimum: 16 * 1024, maximum: 256 * 1024 * 1024, default: 512 * 1024, description: 'Bytes of conversation one session keeps in RAM; past it the oldest quarter is compacted into an episode' }),
         max_queued_turns: Type.Integer({ minimum: 1, maximum: 1000, default: 8, description: 'Turns waiting in one session at most; more get BUSY' }),
         session_idle_minutes: Type.Integer({ minimum: 1, maximum: 10_080, default: 30, description: 'A session with no client and no turn for this long ends (its episode is written)' }),
         router: section(
