@@ -3,6 +3,7 @@
 // health readings, calendar) is an empty section, never an error, so a dashboard renders on day one.
 import { Type, type ObjectOptions, type Static, type TProperties } from '@sinclair/typebox';
 import { SduiComponent, Specialist, MAX_COMMAND_CHARS } from './session';
+import { Id, Text } from './text';
 
 const Obj = <T extends TProperties>(properties: T, options?: ObjectOptions) => Type.Object(properties, options);
 
@@ -17,8 +18,8 @@ export type DeviceSummary = Static<typeof DeviceSummary>;
 
 export const CommandRequest = Obj(
   {
-    text: Type.String({ minLength: 1, maxLength: MAX_COMMAND_CHARS, pattern: '\\S' }),
-    session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Run in this open session; default: the dashboard session' })),
+    text: Text({ minLength: 1, maxLength: MAX_COMMAND_CHARS, blank: false }),
+    session_id: Type.Optional(Id({ maxLength: 128, description: 'Run in this open session; default: the dashboard session' })),
   },
   { additionalProperties: false },
 );

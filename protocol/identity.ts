@@ -2,6 +2,7 @@
 // carries their text plus a revision (STYLE.md 12: a stale PUT is a 409, not a silent overwrite).
 // Shapes other than the twin question and answer are "not shown" in the spec: docs/protocol.md.
 import { Type, type Static } from '@sinclair/typebox';
+import { Line, Text } from './text';
 
 export const MAX_IDENTITY_BYTES = 64 * 1024;
 
@@ -15,7 +16,7 @@ export const IdentityFile = Type.Object({
 export type IdentityFile = Static<typeof IdentityFile>;
 
 export const IdentityPut = Type.Object(
-  { content: Type.String({ maxLength: MAX_IDENTITY_BYTES }), revision: Type.Optional(Revision) },
+  { content: Text({ maxLength: MAX_IDENTITY_BYTES }), revision: Type.Optional(Line({ maxLength: 64, description: Revision.description })) },
   { additionalProperties: false },
 );
 export type IdentityPut = Static<typeof IdentityPut>;
@@ -32,7 +33,7 @@ export const Soul = Type.Intersect([
 ]);
 export type Soul = Static<typeof Soul>;
 
-export const TwinQuestion = Type.Object({ question: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S' }) }, { additionalProperties: false });
+export const TwinQuestion = Type.Object({ question: Text({ minLength: 1, maxLength: 2000, blank: false }) }, { additionalProperties: false });
 export type TwinQuestion = Static<typeof TwinQuestion>;
 
 /** Spec 2.11, plus the evidence the answer rests on. */
@@ -52,18 +53,23 @@ export const TwinProfile = Type.Object({
 });
 export type TwinProfile = Static<typeof TwinProfile>;
 
-/** PATCH /api/identity/soul: set persona fields; the brain rewrites SOUL.md's sections (svc setup). */
+/**
+ * PATCH /api/identity/soul: set persona fields; the brain rewrites SOUL.md's sections (svc setup).
+ * Every field is one line (SOUL.md keeps each as one paragraph or bullet, and a line break could start a
+ * section of its own); a value that begins like Markdown block syntax (`#`, `>`, `-`, …) is escaped in
+ * the file (daemon/identity/identity-text.ts).
+ */
 export const SoulPatch = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 80, pattern: '^[^\\n]+$' })),
-    personality: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
-    rules: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500, pattern: '^[^\\n]+$' }), { maxItems: 50 })),
-    style: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+    name: Type.Optional(Line({ minLength: 1, maxLength: 80, blank: false })),
+    personality: Type.Optional(Line({ minLength: 1, maxLength: 2000, blank: false })),
+    rules: Type.Optional(Type.Array(Line({ minLength: 1, maxLength: 500, blank: false }), { maxItems: 50 })),
+    style: Type.Optional(Line({ minLength: 1, maxLength: 2000, blank: false })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
 export type SoulPatch = Static<typeof SoulPatch>;
 
 /** PATCH /api/identity/user: set the `Name:` line of USER.md, leaving the rest as the user wrote it. */
-export const UserPatch = Type.Object({ name: Type.String({ minLength: 1, maxLength: 120, pattern: '^[^\\n]+$' }) }, { additionalProperties: false });
+export const UserPatch = Type.Object({ name: Line({ minLength: 1, maxLength: 120, blank: false }) }, { additionalProperties: false });
 export type UserPatch = Static<typeof UserPatch>;

@@ -1,6 +1,7 @@
 // Memory wire shapes (spec 1.3, 2.9, 4.4). Spec 2.16 and 4.4 leave note, episode and knowledge payloads,
 // pagination and limits "not shown": the choices made here are documented in docs/memory.md.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Id, Line, MAX_ID_LENGTH, Text } from './text';
 
 const Iso = (description: string) => Type.String({ format: 'date-time', description });
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -20,8 +21,11 @@ export const LIMITS = {
   tagLength: 64,
 } as const;
 
-const Tags = Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.tagLength }), { maxItems: LIMITS.tags, default: [] });
-const Source = Type.String({ minLength: 1, maxLength: 200, description: 'Who or what produced it: user, agent, session:<id>, channel:<name>, ...' });
+// Input strings come from protocol/text.ts (no NUL or other control characters). Tags have no
+// `default`: a note created without tags has none, and a PATCH must not gain `tags: []` (it replaced them).
+const Tags = Type.Array(Line({ minLength: 1, maxLength: LIMITS.tagLength, blank: false }), { maxItems: LIMITS.tags });
+const NoteText = Text({ minLength: 1, maxLength: LIMITS.noteTextBytes, blank: false });
+const Source = Line({ minLength: 1, maxLength: 200, blank: false, description: 'Who or what produced it: user, agent, session:<id>, channel:<name>, ...' });
 
 // ── Notes ────────────────────────────────────────────────────────────────────────────────────────
 export const Note = Type.Object({
@@ -38,7 +42,7 @@ export type Note = Static<typeof Note>;
 
 export const NoteCreate = Type.Object(
   {
-    text: Type.String({ minLength: 1, maxLength: LIMITS.noteTextBytes }),
+    text: NoteText,
     source: Type.Optional(Source),
     tags: Type.Optional(Tags),
   },
@@ -48,10 +52,10 @@ export type NoteCreate = Static<typeof NoteCreate>;
 
 export const NoteUpdate = Type.Object(
   {
-    text: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.noteTextBytes })),
+    text: Type.Optional(NoteText),
     tags: Type.Optional(Tags),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, description: 'Changes only the fields it names; an empty object is a 400' },
 );
 export type NoteUpdate = Static<typeof NoteUpdate>;
 
@@ -76,7 +80,7 @@ export type Episode = Static<typeof Episode>;
 
 export const PageQuery = Type.Object(
   {
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page' })),
+    cursor: Type.Optional(Line({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page' })),
     limit: Type.Optional(Type.Integer({ minimum: LIMITS.page.min, maximum: LIMITS.page.max, default: LIMITS.page.default })),
   },
   { additionalProperties: false },
@@ -92,9 +96,9 @@ export type EpisodePage = Static<typeof EpisodePage>;
 // ── Knowledge graph ──────────────────────────────────────────────────────────────────────────────
 export const TripleInput = Type.Object(
   {
-    subject: Type.String({ minLength: 1, maxLength: 200 }),
-    predicate: Type.String({ minLength: 1, maxLength: 100 }),
-    object: Type.String({ minLength: 1, maxLength: 500 }),
+    subject: Line({ minLength: 1, maxLength: 200, blank: false }),
+    predicate: Line({ minLength: 1, maxLength: 100, blank: false }),
+    object: Line({ minLength: 1, maxLength: 500, blank: false }),
     confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.8 })),
   },
   { additionalProperties: false },
@@ -129,9 +133,9 @@ export type TripleUpdate = Static<typeof TripleUpdate>;
 
 export const KnowledgeQuery = Type.Object(
   {
-    subject: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    predicate: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    object: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    subject: Type.Optional(Line({ minLength: 1, maxLength: 200 })),
+    predicate: Type.Optional(Line({ minLength: 1, maxLength: 100 })),
+    object: Type.Optional(Line({ minLength: 1, maxLength: 500 })),
     depth: Type.Optional(Type.Integer({ minimum: LIMITS.knowledgeDepth.min, maximum: LIMITS.knowledgeDepth.max, default: LIMITS.knowledgeDepth.default, description: 'hops followed from the matched triples through their objects and subjects' })),
     limit: Type.Optional(Type.Integer({ minimum: LIMITS.page.min, maximum: LIMITS.page.max, default: LIMITS.page.default })),
   },
@@ -148,7 +152,7 @@ export type KnowledgeResult = Static<typeof KnowledgeResult>;
 // ── Search (spec 2.9: id, timestamp, summary, relevance; plus tier and its own fields) ──────────────
 export const SearchQuery = Type.Object(
   {
-    q: Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S' }),
+    q: Text({ minLength: 1, maxLength: 1000, blank: false }),
     limit: Type.Optional(Type.Integer({ minimum: LIMITS.search.min, maximum: LIMITS.search.max, default: LIMITS.search.default })),
   },
   { additionalProperties: false },
@@ -182,7 +186,7 @@ export const SearchResponse = Type.Object({
 });
 export type SearchResponse = Static<typeof SearchResponse>;
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+export const IdParams = Type.Object({ id: Id() });
 export type IdParams = Static<typeof IdParams>;
 
 export const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
@@ -190,7 +194,7 @@ export type Deleted = Static<typeof Deleted>;
 
 // ── Session snapshots (spec 1.3: snapshot, branch and restore conversation plus working memory) ────
 export const SnapshotCreate = Type.Object(
-  { session_id: Type.String({ minLength: 1, maxLength: 200 }), label: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { session_id: Id(), label: Type.Optional(Line({ minLength: 1, maxLength: 200, blank: false })) },
   { additionalProperties: false },
 );
 export type SnapshotCreate = Static<typeof SnapshotCreate>;
@@ -216,11 +220,11 @@ export type SnapshotDetail = Static<typeof SnapshotDetail>;
 
 export const SnapshotList = Type.Object({ items: Type.Array(Snapshot) });
 export type SnapshotList = Static<typeof SnapshotList>;
-export const SnapshotListQuery = Type.Object({ session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, { additionalProperties: false });
+export const SnapshotListQuery = Type.Object({ session_id: Type.Optional(Id()) }, { additionalProperties: false });
 export type SnapshotListQuery = Static<typeof SnapshotListQuery>;
 
 export const SnapshotRestore = Type.Object(
-  { session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'defaults to the session the snapshot was taken from' })) },
+  { session_id: Type.Optional(Id({ description: 'defaults to the session the snapshot was taken from' })) },
   { additionalProperties: false },
 );
 export type SnapshotRestore = Static<typeof SnapshotRestore>;
@@ -288,5 +292,5 @@ export const WikiList = Type.Object({ items: Type.Array(WikiPageSummary) });
 export type WikiList = Static<typeof WikiList>;
 export const WikiRebuild = Type.Object({ pages: Type.Integer(), removed: Type.Integer(), ms: Type.Number() });
 export type WikiRebuild = Static<typeof WikiRebuild>;
-export const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 200, pattern: '^[a-z0-9][a-z0-9-]*$' }) });
+export const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH, pattern: '^[a-z0-9][a-z0-9-]*$' }) });
 export type SlugParams = Static<typeof SlugParams>;

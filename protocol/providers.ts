@@ -1,6 +1,7 @@
 // Wire shapes of /api/providers (docs/providers.md "HTTP API"): provider chain state, labelled keys,
 // model lists, tests and pins. No shape here ever carries a secret except AddKeyBody.secret, inbound.
 import { Type, type Static } from '@sinclair/typebox';
+import { Line } from './text';
 
 export const PROVIDER_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,31}$';
 export const KEY_LABEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$';
@@ -52,7 +53,7 @@ export const KeyParams = Type.Object({ provider: Type.String({ pattern: PROVIDER
 export const AddKeyBody = Type.Object(
   {
     label: Type.String({ pattern: KEY_LABEL_PATTERN }),
-    secret: Type.String({ minLength: 1, maxLength: 4096 }),
+    secret: Line({ minLength: 1, maxLength: 4096, blank: false }),
     replace: Type.Optional(Type.Boolean({ description: 'Overwrite a key with the same label (default: 409)' })),
     probe: Type.Optional(Type.Boolean({ description: 'Default true: list models with the key before saving it' })),
   },
@@ -95,7 +96,7 @@ export type RecoverResponse = Static<typeof RecoverResponse>;
 export const ModelsResponse = Type.Object({ provider: Type.String(), models: Type.Array(Type.String()), pinned: Nullable(Type.String()), effective: Type.String() });
 export type ModelsResponse = Static<typeof ModelsResponse>;
 
-export const ModelTestBody = Type.Object({ model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, { additionalProperties: false });
+export const ModelTestBody = Type.Object({ model: Type.Optional(Line({ minLength: 1, maxLength: 200, blank: false })) }, { additionalProperties: false });
 export type ModelTestBody = Static<typeof ModelTestBody>;
 
 export const ModelTestResponse = Type.Object({
@@ -111,7 +112,7 @@ export const ModelTestResponse = Type.Object({
 });
 export type ModelTestResponse = Static<typeof ModelTestResponse>;
 
-export const PinBody = Type.Object({ model: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const PinBody = Type.Object({ model: Line({ minLength: 1, maxLength: 200, blank: false }) }, { additionalProperties: false });
 export type PinBody = Static<typeof PinBody>;
 
 export const PinResponse = Type.Object({ provider: Type.String(), pinned: Nullable(Type.String()), effective: Type.String() });
