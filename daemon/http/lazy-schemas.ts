@@ -8,6 +8,7 @@
 import AjvCompiler from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
+import { partValidators, type AjvFactory } from './request-parsing';
 
 type Factories = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 // The shapes fastify actually uses: a validator is called and its `.errors` read (ajv's convention);
@@ -21,7 +22,8 @@ export function lazySchemaCompilers(): Factories {
   const ajv = AjvCompiler() as unknown as ValidatorFactory;
   const fjs = SerializerSelector() as unknown as SerializerFactory;
   const buildValidator: ValidatorFactory = (externalSchemas, options) => {
-    const compile = ajv(externalSchemas, options);
+    // ajv options per request part (no coercion of JSON bodies) and the checks ajv lacks: request-parsing.ts.
+    const compile = partValidators(ajv as unknown as AjvFactory, externalSchemas, options as { customOptions?: object }) as (route: unknown) => Validate;
     return (route) => {
       let compiled: Validate | undefined;
       const validate: Validate = (data) => {
