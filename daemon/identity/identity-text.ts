@@ -57,19 +57,35 @@ export function sections(markdown: string): Map<string, string[]> {
 
 const bullet = (line: string): string => line.replace(/^[-*+]\s+/, '');
 
+// A field value written into SOUL.md is one line (protocol/identity.ts refuses line breaks). Where that
+// line begins with a character that opens a Markdown block — `#` a heading (which sections() would take
+// for a new section), `>` a quote, a fence, an HTML block, a list or a thematic break, a table — the
+// character is backslash-escaped (CommonMark 2.4), and reading takes the escape off again, so a value
+// reads back as it was written and never becomes structure.
+const BLOCK_START = /^[#>`~<\-+*_=|\\]/;
+const ESCAPED_BLOCK_START = /^\\([#>`~<\-+*_=|\\])/;
+/** One line as a field value in the file: line breaks folded to spaces, block syntax escaped. */
+export const escapeLine = (value: string): string => {
+  const line = value.replace(/[\r\n\u2028\u2029]+/g, ' ').trim();
+  return BLOCK_START.test(line) ? `\\${line}` : line;
+};
+/** The value a line of the file stands for (escapeLine undone). */
+export const unescapeLine = (line: string): string => line.replace(ESCAPED_BLOCK_START, '$1');
+
 export function parseSoul(markdown: string): SoulFields {
   const s = sections(markdown);
+  const first = s.get('name')?.[0];
   return {
-    name: s.get('name')?.[0] ?? 'svc',
-    personality: (s.get('personality') ?? []).join(' '),
-    rules: (s.get('rules') ?? []).map(bullet),
-    style: (s.get('style') ?? []).join(' '),
+    name: first === undefined ? 'svc' : unescapeLine(first),
+    personality: (s.get('personality') ?? []).map(unescapeLine).join(' '),
+    rules: (s.get('rules') ?? []).map((line) => unescapeLine(bullet(line))),
+    style: (s.get('style') ?? []).map(unescapeLine).join(' '),
   };
 }
 
 export function renderSoul(fields: SoulFields): string {
-  const rules = fields.rules.length > 0 ? fields.rules.map((r) => `- ${r}`).join('\n') : '- Say so plainly when you do not know something.';
-  return `# SOUL.md — who the assistant is\nThe brain reads this file at the start of every turn. Edit it freely, or run \`svc setup\`.\n\n## Name\n${fields.name}\n\n## Personality\n${fields.personality}\n\n## Rules\n${rules}\n\n## Style\n${fields.style}\n`;
+  const rules = fields.rules.length > 0 ? fields.rules.map((r) => `- ${escapeLine(r)}`).join('\n') : '- Say so plainly when you do not know something.';
+  return `# SOUL.md — who the assistant is\nThe brain reads this file at the start of every turn. Edit it freely, or run \`svc setup\`.\n\n## Name\n${escapeLine(fields.name)}\n\n## Personality\n${escapeLine(fields.personality)}\n\n## Rules\n${rules}\n\n## Style\n${escapeLine(fields.style)}\n`;
 }
 
 /** The user's name from a `Name: …` line, or null while it is blank. */
@@ -78,10 +94,16 @@ export function userName(markdown: string): string | null {
   return m ? m[1]!.trim() : null;
 }
 
-/** Sets the `Name:` line of USER.md (adds an About section when there is none). */
+/**
+ * Sets the `Name:` line of USER.md (adds an About section when there is none). The name is one line
+ * (line breaks folded); it is inserted by a function, not a replacement string, so `$'` or `$&` in a
+ * name are text and cannot copy the rest of the file (its headings included) into the line.
+ */
 export function withUserName(markdown: string, name: string): string {
-  if (/^\s*(?:[-*]\s*)?name\s*:.*$/im.test(markdown)) return markdown.replace(/^(\s*(?:[-*]\s*)?name\s*:).*$/im, `$1 ${name}`);
-  return `${markdown.trimEnd()}\n\n## About\nName: ${name}\n`;
+  const line = name.replace(/[\r\n\u2028\u2029]+/g, ' ').trim();
+  const existing = /^([ \t]*(?:[-*][ \t]*)?name[ \t]*:)[^\r\n]*$/im;
+  if (existing.test(markdown)) return markdown.replace(existing, (_match, key: string) => `${key} ${line}`);
+  return `${markdown.trimEnd()}\n\n## About\nName: ${line}\n`;
 }
 
 /** Statements the digital twin can draw on: every non-empty line under a heading, minus blank `Key:` lines. */
