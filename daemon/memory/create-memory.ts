@@ -9,6 +9,7 @@ import { DecayStore, RecallTracker } from './decay';
 import { OpenAiEmbedder, type Embedder } from './embedder';
 import { EmbeddingIndexer } from './embedding-indexer';
 import { EpisodeRepository } from './episode-repository';
+import { Forgetting } from './forgetting';
 import { extractiveSummariser, type Summariser } from './episode-writer';
 import { KnowledgeGraph } from './knowledge-graph';
 import { MemoryEvents } from './memory-events';
@@ -59,10 +60,11 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
   store.migrate('memory', MEMORY_MIGRATIONS);
   const clock = deps.clock ?? Date.now;
   const events = new MemoryEvents((owner, err) => logger.error({ err, owner }, 'memory listener failed'));
-  const notes = new NoteRepository(store, events, clock);
+  const stats = new TermStats(store, clock);
+  const forgetting = new Forgetting(store, stats, settings.search.relevance_floor);
+  const notes = new NoteRepository(store, events, clock, forgetting);
   const episodes = new EpisodeRepository(store, events, clock);
   const knowledge = new KnowledgeGraph(store, events, clock);
-  const stats = new TermStats(store, clock);
   events.on('term-stats', (c) => c.text !== undefined && stats.forgetText(c.text));
   const decay = new DecayStore(store, settings.decay);
   const recalls = new RecallTracker(store, (err) => logger.warn({ err }, 'memory: writing recall counts failed; those counts are lost (they only shift ranking weights)'));
@@ -84,6 +86,7 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
     knowledge,
     search,
     summariser: deps.summariser ?? extractiveSummariser(),
+    redact: (text) => forgetting.redact(text),
     onSummariserFallback: (err) => logger.warn({ err }, 'episode summariser failed; wrote an extractive summary instead'),
   });
   const wiki = new MemoryWiki(store, events, (err) => logger.error({ err }, 'wiki: marking pages stale failed'), clock);

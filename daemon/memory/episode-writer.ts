@@ -42,22 +42,28 @@ export interface EpisodeWriterDeps {
   /** Used when `summariser` throws; defaults to the extractive summariser. */
   fallback?: Summariser;
   onFallback?: (err: unknown) => void;
+  /** Takes out what the user asked to forget (forgetting.ts), from the transcript and the summary. */
+  redact?: (text: string) => string;
 }
 
 /** Summarises a span of conversation and stores it; null when the span has nothing said in it. */
 export async function writeEpisode(deps: EpisodeWriterDeps, span: TranscriptSpan): Promise<Episode | null> {
-  const said = span.messages.filter((m) => (m.role === 'user' || m.role === 'assistant') && m.content.trim() !== '');
+  const redact = deps.redact ?? ((text: string) => text);
+  const messages = span.messages.map((m): ChatMessage => (m.role === 'user' || m.role === 'assistant' ? { ...m, content: redact(m.content) } : m));
+  const said = messages.filter((m) => (m.role === 'user' || m.role === 'assistant') && m.content.trim() !== '');
   if (said.length === 0) return null;
   let used = deps.summariser;
   let summary: string;
   try {
-    summary = (await deps.summariser.summarise(span.messages)).trim();
+    summary = (await deps.summariser.summarise(messages)).trim();
     if (summary === '') throw new Error(`summariser ${deps.summariser.id} returned an empty summary`);
   } catch (err) {
     deps.onFallback?.(err);
     used = deps.fallback ?? extractiveSummariser();
-    summary = (await used.summarise(span.messages)).trim();
+    summary = (await used.summarise(messages)).trim();
   }
+  summary = redact(summary);
+  if (!hasContent(summary)) return null;
   return deps.sink.addEpisode({
     sessionId: span.sessionId,
     summary,
@@ -68,6 +74,9 @@ export async function writeEpisode(deps: EpisodeWriterDeps, span: TranscriptSpan
     endedAt: span.endedAt ?? null,
   });
 }
+
+/** Words of its own beyond speaker labels and redaction marks. */
+const hasContent = (summary: string): boolean => contentWords(summary).some((w) => !/^(user|assistant|forgotten)$/.test(w));
 
 const SENTENCE = /[^.!?\n]+[.!?]*/g;
 

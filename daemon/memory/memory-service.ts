@@ -51,6 +51,8 @@ export interface MemoryParts {
   /** The configured episode summariser (an LLM-backed one from the agent, or extractive offline). */
   summariser: Summariser;
   onSummariserFallback?: (err: unknown) => void;
+  /** Redacts what was forgotten from a new episode (forgetting.ts); identity when absent. */
+  redact?: (text: string) => string;
 }
 
 /** The concrete facade over the tiers (constructed in daemon/main.ts by createMemory()). */
@@ -87,6 +89,7 @@ export class Memory implements MemoryService {
   }
 
   recordEpisode(span: TranscriptSpan): Promise<Episode | null> {
-    return writeEpisode({ sink: this.parts.episodes, summariser: this.parts.summariser, ...(this.parts.onSummariserFallback ? { onFallback: this.parts.onSummariserFallback } : {}) }, span);
+    const { episodes: sink, summariser, onSummariserFallback: onFallback, redact } = this.parts;
+    return writeEpisode({ sink, summariser, ...(onFallback ? { onFallback } : {}), ...(redact ? { redact } : {}) }, span);
   }
 }

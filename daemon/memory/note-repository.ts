@@ -6,6 +6,7 @@ import { notFound } from '../errors';
 import { iso, isoOrNull, newId } from './ids';
 import type { MemoryEvents } from './memory-events';
 import { noteKey } from './note-key';
+import type { Forgetting } from './forgetting';
 import { olderThan, toPage } from './pagination';
 
 export interface NoteRow {
@@ -48,6 +49,7 @@ export class NoteRepository {
     private readonly store: Store,
     private readonly events: MemoryEvents,
     private readonly clock: () => number = Date.now,
+    private readonly forgetting?: Forgetting,
   ) {}
 
   /**
@@ -92,13 +94,21 @@ export class NoteRepository {
     return noteFromRow(row);
   }
 
+  /**
+   * Deletes a note. With `forgetting` (createMemory passes it), what repeats the note in episodes and
+   * facts is redacted or removed in the same transaction (forgetting.ts): deleting is forgetting.
+   */
   async delete(id: string): Promise<boolean> {
+    const now = this.clock();
     const changes = await this.store.write((db) => {
+      const r = db.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [id]);
+      if (!r) return null;
       db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
-      return db.run('DELETE FROM memory_notes WHERE id = ?', [id]).changes;
+      db.run('DELETE FROM memory_notes WHERE seq = ?', [r.seq]);
+      return [{ kind: 'delete', tier: 'note', id, text: noteSearchText(r) } as const, ...(this.forgetting?.forgetNote(db, id, r.text, now) ?? [])];
     });
-    if (changes > 0) this.events.emit({ kind: 'delete', tier: 'note', id });
-    return changes > 0;
+    for (const c of changes ?? []) this.events.emit(c);
+    return changes !== null;
   }
 
   list(page: { cursor?: string | undefined; limit: number }): { items: Note[]; next_cursor: string | null } {

@@ -57,7 +57,7 @@ void test('a tag gets a topic page with its first note and loses it with its las
   assert.deepEqual(slugs(mem), []);
 });
 
-void test('a fact derived from a note names it, under one spelling, while the note exists', async (t) => {
+void test('a fact derived from a note or episode names it, under one spelling, while the item exists', async (t) => {
   const mem = memoryFixture();
   t.after(() => mem.close());
   assert.equal(sourceName('note_0abc123'), 'note:note_0abc123');
@@ -75,12 +75,22 @@ void test('a fact derived from a note names it, under one spelling, while the no
   const page = await mem.wiki.read('bob');
   for (const id of [moved!.id, works!.id]) assert.deepEqual(page.body.find((s) => s.sources[0] === id)!.sources, [id, note.id]);
   assert.ok(page.source_ids.includes(note.id));
+  // Forgetting the note forgets the facts that came only from it (forgetting.ts): the page goes.
   await mem.memory.forget(note.id);
+  assert.equal(mem.memory.parts.knowledge.get(moved!.id), undefined);
+  assert.deepEqual(slugs(mem), []);
+
+  // Provenance that would 404 names nothing: deleting an episode a fact came from drops its id from
+  // the statement at the next compile, while the fact (kept by the knowledge graph) stays.
+  const ep = await mem.memory.recordEpisode({ sessionId: 's', reason: 'session_end', messages: [{ role: 'user', content: 'Carol plays the oboe and sings in a choir.' }] });
+  const [plays, sings] = await mem.memory.addTriples([fact('Carol', 'plays', 'the oboe'), fact('Carol', 'sings in', 'a choir')], ep!.id);
+  assert.deepEqual((await mem.wiki.read('carol')).body.find((s) => s.sources[0] === plays!.id)!.sources, [plays!.id, ep!.id]);
+  await mem.memory.forget(ep!.id);
   assert.equal(mem.wiki.list()[0]!.stale, true);
-  const after = await mem.wiki.read('bob');
-  assert.equal(after.body.length, 2); // the note's own mention of Bob went with it
-  for (const id of [moved!.id, works!.id]) assert.deepEqual(after.body.find((s) => s.sources[0] === id)!.sources, [id]);
-  assert.ok(!after.source_ids.includes(note.id));
+  const after = await mem.wiki.read('carol');
+  assert.equal(after.body.length, 2); // the episode's own mention of Carol went with it
+  for (const id of [plays!.id, sings!.id]) assert.deepEqual(after.body.find((s) => s.sources[0] === id)!.sources, [id]);
+  assert.ok(!after.source_ids.includes(ep!.id));
 });
 
 // ── model-based: after every step the listed pages are exactly the due ones ──
