@@ -13,3 +13,37 @@ export const BRAIN_ENV: Readonly<Record<string, string>> = {
   MALLOC_TRIM_THRESHOLD_: '32768',
   MALLOC_TOP_PAD_: '0',
 };
+
+/** Set in the environment of a brain that `svc serve` re-executed, so it never re-executes again. */
+export const RUNTIME_MARKER = 'SVC_BRAIN_RUNTIME';
+
+const flagName = (flag: string): string => flag.split('=')[0]!;
+
+/**
+ * What `svc serve` lacks of the runtime above: flags not on node's command line (or NODE_OPTIONS) and
+ * variables not in the environment. A flag or variable the caller set to another value counts as set
+ * (their choice stands). glibc reads MALLOC_* when the process starts, so they cannot be set later.
+ */
+export function missingRuntime(execArgv: readonly string[], env: Readonly<Record<string, string | undefined>>): { flags: string[]; env: Record<string, string> } {
+  const given = new Set([...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].filter(Boolean).map(flagName));
+  return {
+    flags: BRAIN_NODE_FLAGS.filter((f) => !given.has(flagName(f))),
+    env: Object.fromEntries(Object.entries(BRAIN_ENV).filter(([k]) => env[k] === undefined)),
+  };
+}
+
+export interface Reexec {
+  args: string[];
+  env: Record<string, string | undefined>;
+}
+
+/**
+ * How `svc serve` restarts itself with the brain's runtime, or null when it runs with it already (svc
+ * start and the systemd unit pass it) or was itself re-executed. `argv` is process.argv.
+ */
+export function reexecPlan(execArgv: readonly string[], argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Reexec | null {
+  if (env[RUNTIME_MARKER] !== undefined) return null;
+  const missing = missingRuntime(execArgv, env);
+  if (missing.flags.length === 0 && Object.keys(missing.env).length === 0) return null;
+  return { args: [...missing.flags, ...execArgv, ...argv.slice(1)], env: { ...env, ...missing.env, [RUNTIME_MARKER]: '1' } };
+}

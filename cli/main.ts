@@ -1,13 +1,15 @@
 // svc — the command-line client, and (svc serve) the brain itself. This is a composition root: it
 // reads process.env and argv and hands plain values to the commands.
 import sade from 'sade';
-import { resolveConnection, BrainUnreachableError, type GlobalFlags } from './connection';
+import { resolveConnection, resolveToken, type Connection, type GlobalFlags } from './connection';
 import { startBrain, stopBrain, status } from './commands/brain';
 import { doctor } from './commands/doctor';
 import { registerKeyCommands } from './commands/key';
 import { registerModelCommands } from './commands/models';
 import { registerMemoryCommands } from './commands/memory';
-import { closestCommand, EXIT_USAGE } from './usage';
+import { EXIT_USAGE } from './usage';
+import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
+import { reexecPlan } from './brain-runtime';
 import type { ChatIo } from './commands/chat';
 
 // The chat, its prompts and the setup wizard load when used: `svc serve` (what systemd runs) then
@@ -42,6 +44,16 @@ function usageError(message: string): never {
   process.exit(EXIT_USAGE);
 }
 
+/** A text argument; `-` reads it from stdin (`echo … | svc memory note -`). */
+async function textArg(value: string): Promise<string> {
+  if (value !== '-') return value;
+  const parts: Buffer[] = [];
+  for await (const chunk of process.stdin) parts.push(chunk as Buffer);
+  const text = Buffer.concat(parts).toString('utf8').trim();
+  if (text === '') usageError('`-` reads the text from stdin, and stdin was empty');
+  return text;
+}
+
 const prog = sade('svc').version(VERSION).describe('svc — the assistant brain for a home mesh');
 prog.option('--url', 'Brain address (default $SVC_URL or http://127.0.0.1:9090)');
 prog.option('--home', 'Data directory (default $SVC_HOME or ~/.svc)');
@@ -52,8 +64,13 @@ prog
   .option('--host', 'Listen address (default $SVC_HOST or 127.0.0.1)')
   .option('--port', 'Listen port (default $SVC_PORT or 9090)')
   .action(async (o: Opts) => {
+    const port = portOf(o);
+    // Started bare (a terminal, a container): restart with the runtime `svc start` and the systemd
+    // unit give the brain (cli/brain-runtime.ts), ~50 MiB less idle RSS.
+    const plan = reexecPlan(process.execArgv, process.argv, env);
+    if (plan) return (await import('./reexec')).reexec(process.execPath, plan);
     const { serve } = await import('../daemon/main');
-    await serve({ ...(o.home ? { home: o.home } : {}), ...(o.host ? { host: String(o.host) } : {}), ...(portOf(o) !== undefined ? { port: portOf(o)! } : {}) });
+    await serve({ ...(o.home ? { home: o.home } : {}), ...(o.host ? { host: String(o.host) } : {}), ...(port !== undefined ? { port } : {}) });
   });
 
 prog
@@ -67,12 +84,14 @@ prog
     const code = await startBrain(target, { host: o.host, port }, env, process.stdout);
     // Spec 4.14: then the REPL, after setup on the first run — only with a person at a terminal.
     if (code !== 0 || !chatIo().interactive) return exit(code);
+    // On a fresh home the brain has just created api-token: read it now, not before the start.
+    const live: Connection = { ...target, token: resolveToken(target.home, env) };
     const { setup, isFirstRun } = await wizard();
-    if (isFirstRun(target.home)) {
-      const s = await setup(target, { out: process.stdout, interactive: true, restart: () => restartBrain(target, port) });
+    if (isFirstRun(live.home)) {
+      const s = await setup(live, { out: process.stdout, interactive: true, restart: () => restartBrain(live, port) });
       if (s !== 0) return exit(s);
     }
-    exit(await (await chat()).repl(target, chatIo()));
+    exit(await (await chat()).repl(live, chatIo()));
   });
 
 prog
@@ -80,7 +99,7 @@ prog
   .action(async (o: Opts) => exit(await (await wizard()).setup(conn(o), { out: process.stdout, interactive: chatIo().interactive, restart: () => restartBrain(conn(o), undefined) })));
 
 prog
-  .command('identity [action] [file]', 'Agent name, personality, rules, style; actions: user, soul, set-user <file>, set-soul <file>')
+  .command('identity [action] [file]', 'Agent name, personality, rules, style; actions: user, soul, set-user <file>, set-soul <file> (- reads stdin)')
   .option('--json', 'Machine-readable output')
   .action(async (action: string | undefined, file: string | undefined, o: Opts) => {
     const { identity } = await import('./commands/identity');
@@ -90,78 +109,61 @@ prog
 prog.command('stop', 'Stop the brain started on this $SVC_HOME (SIGTERM, waits for exit)').action(async (o: Opts) => exit(await stopBrain(conn(o), process.stdout)));
 
 prog
-  .command('status', 'Brain state: running, version, uptime')
+  .command('status', 'Brain state: running, version, uptime, and the home and pid of the brain on the port')
   .option('--json', 'Machine-readable output')
   .action(async (o: Opts) => exit(await status(conn(o), o.json === true, process.stdout)));
 
 prog
-  .command('doctor', 'Diagnostics with fixes: node, $SVC_HOME permissions, settings, vault key, port, brain')
+  .command('doctor', 'Diagnostics with fixes: node, $SVC_HOME permissions, settings, vault key, port, brain, API token')
   .option('--json', 'Machine-readable output')
   .action(async (o: Opts) => exit(await doctor(conn(o), env, o.json === true, process.stdout)));
 
-const commandContext = { conn, exit, usageError, out: process.stdout, err: process.stderr, stdin: process.stdin, env };
+const commandContext = { conn, exit, usageError, textArg, out: process.stdout, err: process.stderr, stdin: process.stdin, env };
 registerKeyCommands(prog, commandContext);
 registerModelCommands(prog, commandContext);
 registerMemoryCommands(prog, commandContext);
 
-const COMMANDS = ['serve', 'start', 'stop', 'status', 'doctor', 'setup', 'identity', 'key', 'models', 'memory'];
-
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
 /** Restarts a brain this CLI manages on $SVC_HOME so settings.json changes apply. */
-async function restartBrain(c: ReturnType<typeof conn>, port: number | undefined): Promise<boolean> {
+async function restartBrain(c: Connection, port: number | undefined): Promise<boolean> {
   if ((await stopBrain(c, process.stdout)) !== 0) return false;
   const urlPort = Number(new URL(c.url).port) || undefined;
   return (await startBrain(c, { port: port ?? urlPort }, env, process.stdout)) === 0;
 }
 
-const VALUE_FLAGS = new Set(['--url', '--home', '--session']);
+/** Options that take no value (`--no-probe` sets probe false); every other option takes one. */
+const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear']);
+/** Commands whose last argument is free text: the remaining words are joined (`svc memory note buy milk`). */
+const REST_TEXT = new Set(['memory search', 'memory note']);
 
-/** Splits argv into words and global flags for the default actions (sade needs a command name). */
-const BOOLEAN_FLAGS = new Set(['--json', '--rebuild', '--probe']);
-
-function scanArgs(args: readonly string[]): { words: string[]; flags: Opts; meta: boolean } {
-  const words: string[] = [];
-  const flags: Opts = {};
-  let meta = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const [name, inline] = a.startsWith('--') ? (a.split(/=(.*)/s) as [string, string | undefined]) : [a, undefined];
-    if (VALUE_FLAGS.has(name)) flags[name.slice(2)] = inline ?? args[++i];
-    else if (['-h', '--help', '-v', '--version'].includes(a)) meta = true;
-    else if (BOOLEAN_FLAGS.has(a)) flags[a.slice(2)] = true;
-    else if (a.startsWith('-') && words.length === 0) usageError(`unknown option ${a}`);
-    else words.push(a);
-  }
-  return { words, flags, meta };
-}
+type Handler = (...args: unknown[]) => Promise<void> | void;
 
 async function main(argv: string[]): Promise<void> {
-  const { words, flags, meta } = scanArgs(argv.slice(2));
-  const first = words[0];
-  // `svc` alone is the chat (spec 4.14); --session <id> joins an open session instead of a new one.
-  if (!meta && first === undefined) return exit(await (await chat()).repl(conn(flags), chatIo(), typeof flags.session === 'string' ? flags.session : ''));
-  if (!meta && first !== undefined && !COMMANDS.includes(first)) {
-    // Spec 4.14 svc '<message>': a first word that is no command, and no near-typo of one, is a message.
-    const hint = closestCommand(first, COMMANDS);
-    if (hint) usageError(`unknown command '${first}'; did you mean '${hint}'?`);
-    return exit(await (await chat()).oneShot(conn(flags), words.join(' '), chatIo()));
+  const tree = (prog as unknown as { tree: SadeTree }).tree;
+  const line = parseCommandLine(argv.slice(2), grammarOf(tree, BOOLEAN_FLAGS, REST_TEXT));
+  switch (line.kind) {
+    case 'meta':
+      prog.parse(argv); // --help or --version
+      return;
+    case 'usage':
+      return usageError(line.message);
+    case 'chat': // `svc` alone (spec 4.14); --session <id> joins an open session instead of a new one
+      return exit(await (await chat()).repl(conn(line.flags), chatIo(), typeof line.flags.session === 'string' ? line.flags.session : ''));
+    case 'message': // spec 4.14 svc '<message>'
+      return exit(await (await chat()).oneShot(conn(line.flags), await textArg(line.text), chatIo()));
+    case 'command': {
+      const node = tree[line.spec.path.join(' ')];
+      const handler = typeof node === 'object' ? (node as unknown as { handler: Handler }).handler : undefined;
+      if (!handler) throw new Error(`svc ${line.spec.path.join(' ')} has no action`);
+      await handler(...line.args, { ...line.flags, _: [] });
+    }
   }
-  const run = prog.parse(argv, {
-    lazy: true,
-    boolean: ['json', 'rebuild', 'probe'],
-    string: ['url', 'home', 'host', 'port', 'session'],
-    unknown: (flag: string) => usageError(`unknown option ${flag}`),
-  });
-  if (!run) return; // --help or --version was printed
-  await (run.handler as (...a: unknown[]) => Promise<void>)(...run.args);
 }
 
 main(process.argv).catch((err: unknown) => {
-  if (err instanceof BrainUnreachableError) {
-    process.stderr.write(`svc: ${err.message}\n`);
-    process.exit(1);
-  }
-  process.stderr.write(`svc: ${(err as Error).stack ?? String(err)}\n`);
+  // One line for people; the stack only when asked for (SVC_DEBUG=1).
+  const debug = env.SVC_DEBUG === '1';
+  process.stderr.write(`svc: ${debug && err instanceof Error ? (err.stack ?? err.message) : err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

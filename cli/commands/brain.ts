@@ -1,9 +1,11 @@
 // svc serve | start | stop | status — running the brain and asking how it is.
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { HealthResponse } from '../../protocol/health';
-import { callBrain, BrainUnreachableError, type Connection } from '../connection';
+import type { DashboardStatus } from '../../protocol/dashboard';
+import type { BackendReport } from '../../protocol/memory';
+import { callBrain, BrainRefusedError, BrainUnreachableError, resolveToken, type Connection } from '../connection';
 import { lockOwner, readLock } from '../../daemon/store/instance-lock';
 import { BRAIN_ENV, BRAIN_NODE_FLAGS } from '../brain-runtime';
 
@@ -16,6 +18,28 @@ export async function health(conn: Connection, timeoutMs = 1000): Promise<Health
     throw err;
   }
 }
+
+/** The brain answering on a port, as it reports itself: /health, then its home and pid (authenticated). */
+export interface BrainOnPort {
+  health: HealthResponse;
+  /** Its $SVC_HOME (the directory of its database); null when it refused our token. */
+  home: string | null;
+  pid: number | null;
+  /** Why home and pid are unknown: the brain refused the token (another home's brain, most often). */
+  refused: string | null;
+}
+
+export async function brainOnPort(conn: Connection, timeoutMs = 2000): Promise<BrainOnPort | null> {
+  const h = await health(conn, timeoutMs);
+  if (!h) return null;
+  const st = await callBrain<DashboardStatus>(conn, 'GET', '/api/dashboard/status', undefined, timeoutMs);
+  if (st.status !== 200) return { health: h, home: null, pid: null, refused: BrainRefusedError.of(conn, 'GET /api/dashboard/status', st.status, st.body).message };
+  const b = await callBrain<BackendReport>(conn, 'GET', '/api/memory/backend', undefined, timeoutMs);
+  if (b.status !== 200) throw BrainRefusedError.of(conn, 'GET /api/memory/backend', b.status, b.body);
+  return { health: h, home: dirname(b.body.store.path), pid: st.body.pid ?? null, refused: null };
+}
+
+const sameDir = (a: string, b: string): boolean => resolve(a) === resolve(b);
 
 async function waitForHealth(conn: Connection, deadlineMs: number, alive: () => boolean): Promise<HealthResponse | null> {
   const end = Date.now() + deadlineMs;
@@ -34,10 +58,18 @@ export interface StartOptions {
 
 /** Starts the brain in the background unless it already answers; resolves when /health is 200. */
 export async function startBrain(conn: Connection, opts: StartOptions, env: NodeJS.ProcessEnv, out: NodeJS.WritableStream): Promise<number> {
-  const existing = await health(conn);
+  const existing = await brainOnPort(conn, 1000);
   if (existing) {
-    out.write(`brain already running at ${conn.url} (svc ${existing.version}, up ${Math.round(existing.uptime_s)} s)\n`);
-    return 0;
+    const h = existing.health;
+    if (existing.home !== null && sameDir(existing.home, conn.home)) {
+      out.write(`brain already running at ${conn.url} (svc ${h.version}, pid ${existing.pid ?? '?'}, up ${Math.round(h.uptime_s)} s)\n`);
+      return 0;
+    }
+    // Another home's brain holds the port: starting ours is impossible, and talking to that one with
+    // our token would fail (or reach the wrong data). Say which brain it is and what to do.
+    const whose = existing.home !== null ? `the brain of ${existing.home} (pid ${existing.pid ?? '?'})` : `a brain that refuses the token of ${conn.home}`;
+    out.write(`${conn.url} is taken by ${whose}, not by a brain on ${conn.home}.\nStop that one, or start this home's brain on another port: svc start --port <port>\n`);
+    return 1;
   }
   mkdirSync(conn.home, { recursive: true, mode: 0o700 });
   const log = join(conn.home, 'brain.log');
@@ -55,7 +87,9 @@ export async function startBrain(conn: Connection, opts: StartOptions, env: Node
     out.write(`the brain did not become healthy${why}; see ${log}\n`);
     return 1;
   }
-  out.write(`brain running at ${conn.url} (svc ${h.version}, pid ${child.pid ?? '?'}); logs in ${log}\n`);
+  // The pid as the brain on the port reports it (the token file exists now, on a fresh home too).
+  const live = await brainOnPort({ ...conn, token: resolveToken(conn.home, env) }, 2000);
+  out.write(`brain running at ${conn.url} (svc ${h.version}, pid ${live?.pid ?? child.pid ?? '?'}); logs in ${log}\n`);
   return 0;
 }
 
@@ -91,18 +125,27 @@ export async function stopBrain(conn: Connection, out: NodeJS.WritableStream): P
   return 1;
 }
 
+/**
+ * The brain on the port, as it reports itself: its home and pid come from the brain (authenticated),
+ * not from the caller's $SVC_HOME, which may belong to another brain or none.
+ */
 export async function status(conn: Connection, json: boolean, out: NodeJS.WritableStream): Promise<number> {
-  const h = await health(conn, 2000);
-  const pid = lockOwner(conn.home);
+  const b = await brainOnPort(conn, 2000);
   if (json) {
-    out.write(`${JSON.stringify({ running: h !== null, url: conn.url, home: conn.home, pid: h ? pid : null, health: h })}\n`);
-    return h ? 0 : 1;
+    const body = b
+      ? { running: true, url: conn.url, home: b.home, pid: b.pid, health: b.health, ...(b.refused ? { error: b.refused } : {}) }
+      : { running: false, url: conn.url, home: conn.home, pid: null, health: null };
+    out.write(`${JSON.stringify(body)}\n`);
+    return b ? 0 : 1;
   }
-  if (!h) {
+  if (!b) {
     out.write(`brain: not running at ${conn.url}\n  start it with: svc start   (or: systemctl start svc-brain)\n`);
     return 1;
   }
-  out.write(`brain: ${h.status} at ${conn.url}\n  version: ${h.version}\n  uptime:  ${formatUptime(h.uptime_s)}\n  home:    ${conn.home}\n${pid ? `  pid:     ${pid}\n` : ''}`);
+  const h = b.health;
+  const other = b.home !== null && !sameDir(b.home, conn.home) ? `  (not the brain of ${conn.home})\n` : '';
+  const who = b.refused ? `  home:    unknown: ${b.refused}\n` : `  home:    ${b.home}\n${other}  pid:     ${b.pid ?? '?'}\n`;
+  out.write(`brain: ${h.status} at ${conn.url}\n  version: ${h.version}\n  uptime:  ${formatUptime(h.uptime_s)}\n${who}`);
   return 0;
 }
 

@@ -5,7 +5,7 @@ import { styleText } from 'node:util';
 import type { BrainMessage } from '../../protocol/session';
 import type { DashboardStatus } from '../../protocol/dashboard';
 import type { Soul } from '../../protocol/identity';
-import { callBrain, type Connection } from '../connection';
+import { BrainRefusedError, callBrain, callBrainOk, type Connection } from '../connection';
 import { ChatSession, SessionError, type TextResponse } from './chat-session';
 
 export interface ChatIo {
@@ -61,7 +61,12 @@ export async function repl(conn: Connection, io: ChatIo, resume = ''): Promise<n
     }
     if (line.startsWith('/')) {
       if (line === '/quit' || line === '/exit') break;
-      io.output.write(`${await slashCommand(conn, line)}\n`);
+      try {
+        io.output.write(`${await slashCommand(conn, line)}\n`);
+      } catch (err) {
+        if (!(err instanceof BrainRefusedError)) throw err;
+        io.errors.write(`svc: ${err.message}\n`);
+      }
       rl.prompt();
       continue;
     }
@@ -125,22 +130,23 @@ export async function slashCommand(conn: Connection, line: string): Promise<stri
     case '/help':
       return HELP;
     case '/status': {
-      const s = (await callBrain<DashboardStatus>(conn, 'GET', '/api/dashboard/status')).body;
+      const s = await callBrainOk<DashboardStatus>(conn, 'GET', '/api/dashboard/status');
       return `svc ${s.version}: ${s.status}, up ${Math.round(s.uptime_s)} s; sessions ${s.sessions.open} open (${s.sessions.clients} clients), ${s.sessions.turns_total} turns; provider ${s.provider.id}; devices ${s.devices.connected}`;
     }
     case '/devices': {
-      const s = (await callBrain<DashboardStatus>(conn, 'GET', '/api/dashboard/status')).body;
-      if (s.devices.items.length === 0) return 'no devices connected (pair one with `svc pair`)';
+      const s = await callBrainOk<DashboardStatus>(conn, 'GET', '/api/dashboard/status');
+      // Pairing arrives with the node-agent's hardware link; until then no command pairs a device.
+      if (s.devices.items.length === 0) return 'no devices connected (this version of svc cannot pair devices yet)';
       return s.devices.items.map((d) => `${d.online ? '●' : '○'} ${d.name} (${d.kind}) ${JSON.stringify(d.state)}`).join('\n');
     }
     case '/skills': {
-      const s = (await callBrain<DashboardStatus>(conn, 'GET', '/api/dashboard/status')).body;
+      const s = await callBrainOk<DashboardStatus>(conn, 'GET', '/api/dashboard/status');
       const skills = await callBrain<{ skills?: { name: string }[] } | null>(conn, 'GET', '/api/skills');
       const installed = skills.status === 200 && skills.body?.skills ? skills.body.skills.map((k) => k.name) : [];
       return `built-in tools: ${s.tools.join(', ')}\nskills: ${installed.length > 0 ? installed.join(', ') : 'none installed'}`;
     }
     case '/identity': {
-      const soul = (await callBrain<Soul>(conn, 'GET', '/api/identity/soul')).body;
+      const soul = await callBrainOk<Soul>(conn, 'GET', '/api/identity/soul');
       return formatSoul(soul);
     }
     default:

@@ -1,5 +1,6 @@
-// svc doctor: local diagnostics that work whether or not the brain runs. Every failing check says
-// how to fix it. Exit 0 when all pass, 1 otherwise.
+// svc doctor: local diagnostics that work whether or not the brain runs; with a brain on the port, the
+// API token is tried on an authenticated route. Every failing check says how to fix it. Exit 0 when
+// all pass, 1 otherwise.
 import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -9,7 +10,8 @@ import { Vault } from '../../daemon/vault/vault';
 import type { Settings } from '../../daemon/config/settings-schema';
 import { VAULT_NAMESPACE } from '../../daemon/providers/key-ring';
 import { health } from './brain';
-import type { Connection, Env } from '../connection';
+import type { DashboardStatus } from '../../protocol/dashboard';
+import { callBrain, type Connection, type Env } from '../connection';
 
 export interface Check {
   name: string;
@@ -72,7 +74,7 @@ export async function runChecks(conn: Connection, env: Env): Promise<Check[]> {
   } catch (err) {
     checks.push({ name: 'settings', ok: false, detail: (err as Error).message, fix: `correct the listed fields in ${join(home, 'settings.json')} (docs/configuration.md)` });
   }
-  const token = privateFile(join(home, 'api-token'), 'api token');
+  const token = privateFile(join(home, 'api-token'), 'api token file');
   if (token) checks.push(token);
   const vault = vaultChecks(home, env);
   checks.push(...vault.checks);
@@ -80,6 +82,7 @@ export async function runChecks(conn: Connection, env: Env): Promise<Check[]> {
   const h = await health(conn, 2000);
   if (h) {
     checks.push({ name: 'brain', ok: true, detail: `answering at ${conn.url} (svc ${h.version})` });
+    checks.push(await tokenCheck(conn));
   } else {
     checks.push({ name: 'brain', ok: false, detail: `not answering at ${conn.url}`, fix: 'svc start   (or: systemctl start svc-brain; journalctl -u svc-brain for its log)' });
     const free = await portFree(settingsHost, settingsPort);
@@ -90,6 +93,18 @@ export async function runChecks(conn: Connection, env: Env): Promise<Check[]> {
     );
   }
   return checks;
+}
+
+/** /health answers anyone; the token is only proved by a call that needs it (spec: /api needs the bearer token). */
+export async function tokenCheck(conn: Connection): Promise<Check> {
+  const name = 'api token';
+  const file = join(conn.home, 'api-token');
+  const r = await callBrain<DashboardStatus>(conn, 'GET', '/api/dashboard/status', undefined, 2000);
+  if (r.status === 200) return { name, ok: true, detail: `accepted by the brain at ${conn.url}` };
+  if (r.status !== 401) return { name, ok: false, detail: `GET /api/dashboard/status answered HTTP ${r.status}`, fix: 'see the brain log (svc serve output, $SVC_HOME/brain.log, or journalctl -u svc-brain)' };
+  return conn.token
+    ? { name, ok: false, detail: `the brain at ${conn.url} refuses the token from ${file} (or SVC_API_TOKEN): it belongs to another brain`, fix: `use the home of the brain on that port (--home or SVC_HOME), or set SVC_API_TOKEN to its token` }
+    : { name, ok: false, detail: `no token: ${file} does not exist and SVC_API_TOKEN is not set`, fix: `use the home of the brain on that port (--home or SVC_HOME), or set SVC_API_TOKEN to its token` };
 }
 
 /**

@@ -1,6 +1,7 @@
 // svc key add|list|remove|reset-cooldowns|recover (spec 4.14): labelled provider keys, kept in the
 // brain's vault. The secret never goes on the command line (it would show in `ps` and shell history):
 // add reads it from a hidden prompt, from stdin when piped, or from the variable --secret-env names.
+import { createInterface } from 'node:readline/promises';
 import type { Sade } from 'sade';
 import type { AddKeyResponse, KeyInfo, KeysResponse, RecoverResponse, RemoveKeyResponse, ResetCooldownsResponse } from '../../protocol/providers';
 import { callBrain, type Connection, type Env } from '../connection';
@@ -16,6 +17,22 @@ export interface CommandContext extends CliIo {
   conn: (o: Record<string, unknown>) => Connection;
   exit: (code: number) => void;
   usageError: (message: string) => never;
+  /** A text argument; `-` reads it from stdin. */
+  textArg: (value: string) => Promise<string>;
+}
+
+export const DEFAULT_LABEL = 'default';
+
+/** The label of `svc key add <provider> [label]`: asked on a terminal (Enter keeps `default`), else `default`. */
+export async function keyLabel(io: CliIo, provider: string, given: string | undefined): Promise<string> {
+  if (given !== undefined) return given;
+  if (!io.stdin.isTTY) return DEFAULT_LABEL;
+  const rl = createInterface({ input: io.stdin, output: io.err, terminal: true });
+  try {
+    return (await rl.question(`label for this ${provider} key [${DEFAULT_LABEL}]: `)).trim() || DEFAULT_LABEL;
+  } finally {
+    rl.close();
+  }
 }
 
 interface ErrorBody {
@@ -51,7 +68,7 @@ export async function keyList(conn: Connection, io: CliIo, args: { provider?: st
     return 0;
   }
   if (r.body.keys.length === 0) {
-    io.out.write('no keys stored; add one with: svc key add <provider> <label>\n');
+    io.out.write('no keys stored; add one with: svc key add <provider> [label]\n');
     return 0;
   }
   io.out.write(table([['PROVIDER', 'LABEL', 'FINGERPRINT', 'STATE', 'COOLDOWN'], ...r.body.keys.map(keyRow)]));
@@ -150,7 +167,7 @@ type Opts = Record<string, unknown>;
 /** A flag's value as text; mri turns `--provider 7` into a number, a bare flag into true. */
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
-const KEY_USAGE = `svc key add <provider> <label> [--replace] [--no-probe] [--secret-env VAR]
+const KEY_USAGE = `svc key add <provider> [label] [--replace] [--no-probe] [--secret-env VAR]
 svc key list [--provider ID] [--json]
 svc key remove <provider> <label>
 svc key reset-cooldowns [provider]
@@ -164,12 +181,12 @@ export function registerKeyCommands(prog: Sade, ctx: CommandContext): void {
     ctx.exit(2);
   });
   prog
-    .command('key add <provider> <label>', 'Store a labelled API key for a provider after probing it (the key is read hidden, from stdin, or --secret-env)')
+    .command('key add <provider> [label]', 'Store a labelled API key for a provider after probing it (label: asked on a terminal, else "default"; the key is read hidden, from stdin, or --secret-env)')
     .option('--replace', 'Overwrite a key with the same label')
     .option('--no-probe', 'Store without asking the provider first')
     .option('--secret-env', 'Read the key from this environment variable')
-    .action(async (provider: string, label: string, o: Opts) =>
-      ctx.exit(await keyAdd(ctx.conn(o), ctx, { provider, label, replace: o.replace === true, probe: o.probe !== false, secretEnv: str(o['secret-env']) })),
+    .action(async (provider: string, label: string | undefined, o: Opts) =>
+      ctx.exit(await keyAdd(ctx.conn(o), ctx, { provider, label: await keyLabel(ctx, provider, label), replace: o.replace === true, probe: o.probe !== false, secretEnv: str(o['secret-env']) })),
     );
   prog
     .command('key list', 'Keys per provider: label, fingerprint, cooldown state (never the key)')

@@ -120,6 +120,8 @@ interface MemoryCliContext {
   conn: (o: Record<string, unknown>) => Connection;
   exit: (code: number) => void;
   usageError: (message: string) => never;
+  /** A text argument; `-` reads it from stdin. */
+  textArg: (value: string) => Promise<string>;
   out: Out;
 }
 type Opts = Record<string, unknown> & { json?: boolean };
@@ -127,8 +129,8 @@ type Opts = Record<string, unknown> & { json?: boolean };
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
 export const MEMORY_USAGE = `svc memory <search|note|episodes|knowledge|wiki|backend|decay|snapshot|snapshots|branch|restore> [--json]
-  search <query> [--limit N]            hybrid search across notes, episodes and facts
-  note <text> [--tags a,b]              remember a note
+  search <query> [--limit N]            hybrid search across notes, episodes and facts (- reads stdin)
+  note <text> [--tags a,b]              remember a note (the rest of the line; - reads stdin)
   episodes [--limit N] [--cursor C]     episode summaries, newest first
   knowledge [--subject S] [--predicate P] [--object O] [--depth 0-3]
   wiki [slug] [--rebuild]               compiled pages with provenance
@@ -154,12 +156,12 @@ export function registerMemoryCommands(prog: Sade, ctx: MemoryCliContext): void 
     .command('memory search <query>', 'Search memory (all tiers); says so when nothing matches')
     .option('--limit', 'Results, 1-50 (default 10)')
     .option('--json', 'Machine-readable output')
-    .action((q: string, o: Opts) => run(memorySearch(ctx.conn(o), String(q), { limit: intOf(o, 'limit'), json: o.json === true }, ctx.out)));
+    .action(async (q: string, o: Opts) => run(memorySearch(ctx.conn(o), await ctx.textArg(q), { limit: intOf(o, 'limit'), json: o.json === true }, ctx.out)));
   prog
     .command('memory note <text>', 'Remember a note')
     .option('--tags', 'Comma-separated tags')
     .option('--json', 'Machine-readable output')
-    .action((text: string, o: Opts) => run(memoryNote(ctx.conn(o), String(text), { tags: str(o.tags)?.split(',').map((t) => t.trim()).filter(Boolean), json: o.json === true }, ctx.out)));
+    .action(async (text: string, o: Opts) => run(memoryNote(ctx.conn(o), await ctx.textArg(text), { tags: str(o.tags)?.split(',').map((t) => t.trim()).filter(Boolean), json: o.json === true }, ctx.out)));
   prog
     .command('memory episodes', 'Conversation summaries, newest first')
     .option('--limit', 'Page size, 1-200 (default 50)')

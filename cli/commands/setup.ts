@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as p from '@clack/prompts';
 import type { Soul, TwinProfile } from '../../protocol/identity';
 import type { AddKeyResponse } from '../../protocol/providers';
-import { callBrain, type Connection } from '../connection';
+import { callBrain, callBrainOk, type Connection } from '../connection';
 
 export const SETUP_MARKER = 'setup.json';
 
@@ -85,8 +85,8 @@ export async function setup(conn: Connection, deps: SetupDeps): Promise<number> 
 }
 
 async function ask(conn: Connection): Promise<SetupAnswers | null> {
-  const soul = (await callBrain<Soul>(conn, 'GET', '/api/identity/soul')).body;
-  const twin = (await callBrain<TwinProfile>(conn, 'GET', '/api/identity/twin')).body;
+  const soul = await callBrainOk<Soul>(conn, 'GET', '/api/identity/soul');
+  const twin = await callBrainOk<TwinProfile>(conn, 'GET', '/api/identity/twin');
   p.intro('svc setup');
   let cancelled = false;
   const answers = await p.group(

@@ -6,18 +6,20 @@ export const stripAnsi = (s: string): string => s.replace(/\x1b\[[0-9;?]*[A-Za-z
 
 export interface PtySession {
   write(keys: string): void;
-  /** Resolves once the (ANSI-stripped) output so far matches. */
-  until(re: RegExp): Promise<void>;
+  /** Resolves once the (ANSI-stripped) output so far matches; rejects with the screen after timeoutMs (a bound, not a wait). */
+  until(re: RegExp, timeoutMs?: number): Promise<void>;
   output(): string;
   exited: Promise<number | null>;
   kill(): void;
 }
 
-export function runInPty(command: string, env: NodeJS.ProcessEnv): PtySession {
+export function runInPty(command: string, env: NodeJS.ProcessEnv, cwd?: string): PtySession {
   // script(1)'s pty starts 0x0; prompt libraries wrap at the width, so give it a real terminal size.
-  const child = spawn('script', ['-qfec', `stty cols 120 rows 40; exec ${command}`, '/dev/null'], { env: { ...env, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qfec', `stty cols 120 rows 40; exec ${command}`, '/dev/null'], { env: { ...env, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
   let out = '';
   const waiters: { re: RegExp; resolve: () => void }[] = [];
+  let exitCode: number | null | undefined;
+  const failures: (() => void)[] = [];
   child.stdout.on('data', (d: Buffer) => {
     out += d.toString('utf8');
     for (const w of [...waiters]) {
@@ -28,9 +30,26 @@ export function runInPty(command: string, env: NodeJS.ProcessEnv): PtySession {
   });
   return {
     write: (keys) => child.stdin.write(keys),
-    until: (re) => new Promise<void>((resolve) => (re.test(stripAnsi(out)) ? resolve() : waiters.push({ re, resolve }))),
+    until: (re, timeoutMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (re.test(stripAnsi(out))) return resolve();
+        const timer = setTimeout(() => reject(new Error(`no ${String(re)} on the screen within ${timeoutMs} ms${exitCode !== undefined ? ` (exited ${exitCode})` : ''}:\n${stripAnsi(out)}`)), timeoutMs);
+        const fail = (): void => {
+          clearTimeout(timer);
+          reject(new Error(`no ${String(re)} on the screen (exited ${exitCode}):\n${stripAnsi(out)}`));
+        };
+        if (exitCode !== undefined) return fail();
+        failures.push(fail);
+        waiters.push({ re, resolve: () => (clearTimeout(timer), failures.splice(failures.indexOf(fail), 1), resolve()) });
+      }),
     output: () => stripAnsi(out),
-    exited: new Promise<number | null>((resolve) => child.on('exit', resolve)),
+    exited: new Promise<number | null>((resolve) =>
+      child.on('close', (code) => {
+        exitCode = code;
+        resolve(code);
+        for (const fail of failures.splice(0)) fail();
+      }),
+    ),
     kill: () => child.kill('SIGKILL'),
   };
 }
