@@ -34,6 +34,7 @@ export interface VaultDeps {
 export class Vault {
   private contents: Contents | null = null;
   private lockedReason: string | null = null;
+  private changes = 0;
 
   constructor(private readonly deps: VaultDeps) {
     if (deps.key.length !== 32) throw new Error('vault key must be 32 bytes');
@@ -41,6 +42,7 @@ export class Vault {
 
   /** Reads and decrypts the file. A missing file is an empty vault; a bad one locks the vault. */
   open(): VaultStatus {
+    this.changes++;
     let text: string;
     try {
       text = readFileSync(this.deps.file, 'utf8');
@@ -103,6 +105,11 @@ export class Vault {
     return this.contents;
   }
 
+  /** Moves on every open, set and delete: the secret scrubber rebuilds its patterns only then. */
+  revision(): number {
+    return this.changes;
+  }
+
   status(): VaultStatus {
     return this.contents === null
       ? { state: 'locked', reason: this.lockedReason ?? 'not opened' }
@@ -128,6 +135,7 @@ export class Vault {
     (next[namespace] ??= {})[key] = value;
     this.persist(next);
     this.contents = next;
+    this.changes++;
   }
 
   delete(namespace: string, key: string): boolean {
@@ -138,6 +146,7 @@ export class Vault {
     if (Object.keys(next[namespace]!).length === 0) delete next[namespace];
     this.persist(next);
     this.contents = next;
+    this.changes++;
     return true;
   }
 }

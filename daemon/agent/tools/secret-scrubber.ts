@@ -1,55 +1,103 @@
-// Tool results never contain vault secrets (spec 1.11, 5.4): every tool result, summary and UI
-// payload passes through the scrubber before it reaches the model or a client. The secret list is
-// read when a result is scrubbed, so a key added with `svc key add` is covered without a restart.
-export type SecretSource = () => Iterable<string>;
+// No vault secret leaves the brain (spec 1.11, 5.4; issue 8 §4): tool results, summaries and UI
+// payloads, log lines (daemon/logger.ts), stored provider state and provider API answers pass through
+// one scrubber that removes every encoding of every secret (secret-matcher.ts). The patterns are built
+// once per change of the secret set: a source with a revision (vaultSecrets) is asked for its secrets
+// only when the revision moves, so a key added with `svc key add` is covered without a restart.
+import { SecretMatcher } from './secret-matcher';
+
+export type SecretSource = (() => Iterable<string>) & {
+  /** Changes whenever the secrets may have; without it the secrets are compared on every scrub. */
+  revision?: () => number;
+};
 
 export const REDACTED = '[REDACTED]';
-/** Shorter values (a PIN, "true") would redact ordinary words; vault secrets are keys and tokens. */
-const MIN_SECRET_LENGTH = 8;
+
+const noSecrets: SecretSource = () => [];
 
 export class SecretScrubber {
-  private cacheKey = '';
-  private pattern: RegExp | null = null;
+  private matcher: SecretMatcher | null = null;
+  private seen: number | string | null = null;
 
-  constructor(private readonly source: SecretSource) {}
+  constructor(private source: SecretSource = noSecrets) {}
+
+  /** Replaces the source (the vault opens after the logger is made). */
+  use(source: SecretSource): void {
+    this.source = source;
+    this.matcher = null;
+    this.seen = null;
+  }
 
   scrub(text: string): string {
-    const pattern = this.compile();
-    return pattern ? text.replace(pattern, REDACTED) : text;
+    return redact(text, this.current());
   }
 
-  /** Scrubs every string inside a JSON-like value (objects, arrays), returning a new value. */
+  /** Scrubs every string inside a JSON-like value (objects, arrays, keys too), returning a new value. */
   scrubValue<T>(value: T): T {
-    if (typeof value === 'string') return this.scrub(value) as T;
-    if (Array.isArray(value)) return value.map((v: unknown) => this.scrubValue(v)) as T;
-    if (value !== null && typeof value === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[this.scrub(k)] = this.scrubValue(v);
-      return out as T;
-    }
-    return value;
+    const matcher = this.current();
+    return matcher.empty ? value : scrubDeep(value, matcher);
   }
 
-  private compile(): RegExp | null {
-    const secrets = [...new Set([...this.source()].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
-    const key = secrets.join('\u0000');
-    if (key !== this.cacheKey || (this.pattern === null && secrets.length > 0)) {
-      this.cacheKey = key;
-      this.pattern = secrets.length === 0 ? null : new RegExp(secrets.map(escapeRegExp).join('|'), 'g');
+  private current(): SecretMatcher {
+    const revision = this.source.revision;
+    if (revision) {
+      const r = revision();
+      if (this.matcher === null || r !== this.seen) {
+        this.matcher = new SecretMatcher(this.source());
+        this.seen = r;
+      }
+      return this.matcher;
     }
-    return this.pattern;
+    const secrets = [...this.source()];
+    const key = secrets.join('\u0000');
+    if (this.matcher === null || key !== this.seen) {
+      this.matcher = new SecretMatcher(secrets);
+      this.seen = key;
+    }
+    return this.matcher;
   }
 }
 
-const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** One-off scrub with a fixed list (a candidate key that is not in the vault yet). */
+export function scrubSecrets(text: string, secrets: Iterable<string>): string {
+  return redact(text, new SecretMatcher(secrets));
+}
+
+function redact(text: string, matcher: SecretMatcher): string {
+  const spans = matcher.find(text);
+  if (spans.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const [a, b] of spans) {
+    out += text.slice(at, a) + REDACTED;
+    at = b;
+  }
+  return out + text.slice(at);
+}
+
+function scrubDeep<T>(value: T, matcher: SecretMatcher): T {
+  if (typeof value === 'string') return redact(value, matcher) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => scrubDeep(v, matcher)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[redact(k, matcher)] = scrubDeep(v, matcher);
+  return out as T;
+}
+
+interface VaultView {
+  namespaces(): string[];
+  keys(ns: string): string[];
+  get(ns: string, key: string): string | undefined;
+  status(): { state: string };
+  /** Moves on every open, set and delete (daemon/vault/vault.ts). */
+  revision?(): number;
+}
 
 /**
  * Every value in the vault, plus extra values (the API token). The vault holds nothing but secrets,
  * so every namespace is covered, including ones a later feature adds.
  */
-export const vaultSecrets =
-  (vault: { namespaces(): string[]; keys(ns: string): string[]; get(ns: string, key: string): string | undefined; status(): { state: string } }, extra: readonly string[] = []): SecretSource =>
-  function* () {
+export function vaultSecrets(vault: VaultView, extra: readonly string[] = []): SecretSource {
+  const source: SecretSource = function* () {
     yield* extra;
     if (vault.status().state !== 'ok') return;
     for (const ns of vault.namespaces()) {
@@ -59,3 +107,6 @@ export const vaultSecrets =
       }
     }
   };
+  if (vault.revision) source.revision = () => vault.revision!();
+  return source;
+}
