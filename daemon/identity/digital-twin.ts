@@ -1,13 +1,16 @@
 // The digital twin (spec 2.11, 4.5): answers a question the way the user would, from USER.md and
 // memory. It is extractive: it only says what the evidence says, in the first person, and its
 // confidence is the strength of that evidence. With nothing to go on it says it does not know, with
-// low confidence — it never guesses (docs/agent.md explains the scoring).
+// low confidence — it never guesses (docs/agent.md explains the scoring). Evidence must clear the same
+// relevance floor as memory search (settings memory.search.relevance_floor, docs/memory.md): a memory
+// hit has cleared it in the search itself; a USER.md line must hold that share of the question's
+// terms. "What is my netflix password?" against a wifi password covers half the question: not enough.
 import type { TwinAnswer, TwinProfile } from '../../protocol/identity';
 import type { AgentMemory, IdentitySource } from '../agent/ports';
 import { overlap, terms } from '../agent/text-terms';
+import { DEFAULT_TUNING } from '../memory/memory-search';
 import { userFacts, userName, USER_TEMPLATE } from './identity-text';
 
-const MIN_OVERLAP = 0.34;
 const UNKNOWN_CONFIDENCE = 0.05;
 const MAX_EVIDENCE = 3;
 
@@ -21,6 +24,7 @@ export class DigitalTwin {
   constructor(
     private readonly identity: IdentitySource,
     private readonly memory: AgentMemory | null,
+    private readonly opts: { relevanceFloor?: number } = {},
   ) {}
 
   profile(): TwinProfile {
@@ -31,7 +35,9 @@ export class DigitalTwin {
 
   async ask(question: string): Promise<TwinAnswer> {
     const q = terms(question);
-    const candidates = [...this.fromUserFile(q), ...(await this.fromMemory(question, q))].filter((c) => c.score >= MIN_OVERLAP).sort((a, b) => b.score - a.score);
+    const floor = this.opts.relevanceFloor ?? DEFAULT_TUNING.floor;
+    const fromFile = this.fromUserFile(q).filter((c) => c.score >= floor);
+    const candidates = [...fromFile, ...(await this.fromMemory(question, q))].sort((a, b) => b.score - a.score);
     if (q.length === 0 || candidates.length === 0) {
       return { answer: "I don't know — nothing in USER.md or my memory says anything about that.", confidence: UNKNOWN_CONFIDENCE, evidence: [] };
     }
@@ -52,9 +58,10 @@ export class DigitalTwin {
 
   private async fromMemory(question: string, q: readonly string[]): Promise<Candidate[]> {
     if (!this.memory) return [];
+    // Every hit cleared the floor on the idf-weighted share of the question it holds (rare words such
+    // as "netflix" weigh most); episodes only retell conversations, the notes and facts answer.
     const hits = await this.memory.search(question, 5);
-    // Memory relevance is about the whole query; the overlap keeps unrelated hits from counting.
-    return hits.filter((h) => h.tier !== 'episode').map((h) => ({ source: h.id, text: h.summary, score: Math.min(overlap(q, terms(h.summary)), 0.5 + 0.5 * h.relevance) }));
+    return hits.filter((h) => h.tier !== 'episode').map((h) => ({ source: h.id, text: h.summary, score: Math.max(overlap(q, terms(h.summary)), h.relevance) }));
   }
 }
 

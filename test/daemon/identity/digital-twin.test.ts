@@ -1,0 +1,46 @@
+// The digital twin answers only from evidence that clears memory search's relevance floor (issue 9
+// item 4): a question about the netflix password is not answered with the wifi password.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { DigitalTwin } from '../../../daemon/identity/digital-twin';
+import { agentMemory } from '../../../daemon/agent/memory-adapter';
+import { overlap, terms } from '../../../daemon/agent/text-terms';
+import { memoryFixture } from '../memory/memory-fixture';
+
+const identity = (user: string) => ({ user: () => user, soul: () => '' });
+
+void test('"what is my netflix password?" with only a wifi password known: I don\'t know; the wifi question is answered', async (t) => {
+  const mem = memoryFixture();
+  t.after(() => mem.close());
+  await mem.memory.remember('The wifi password is sunflower-42');
+  const twin = new DigitalTwin(identity('## About\nName: Ada\nWifi password: sunflower-42\n'), agentMemory(mem.memory));
+  const netflix = await twin.ask('What is my netflix password?');
+  assert.match(netflix.answer, /don't know/);
+  assert.ok(netflix.confidence <= 0.1, String(netflix.confidence));
+  assert.deepEqual(netflix.evidence, []);
+  const wifi = await twin.ask('What is my wifi password?');
+  assert.match(wifi.answer, /sunflower-42/);
+  assert.ok(wifi.confidence >= 0.6, String(wifi.confidence));
+});
+
+void test('the floor is the configured one: a stricter floor turns a partial match into "I don\'t know"', async () => {
+  const user = identity('## About\nFavourite food: ramen with extra egg\n');
+  assert.match((await new DigitalTwin(user, null).ask('favourite food at home')).answer, /ramen/);
+  assert.match((await new DigitalTwin(user, null, { relevanceFloor: 0.9 }).ask('favourite food at home')).answer, /don't know/);
+});
+
+void test('every USER.md line given as evidence holds at least the floor of the question (fast-check)', async () => {
+  const vocab = ['garden', 'piano', 'netflix', 'wifi', 'password', 'dentist', 'tuesday', 'ramen', 'sister', 'berlin'];
+  const line = fc.uniqueArray(fc.constantFrom(...vocab), { minLength: 1, maxLength: 4 }).map((ws) => ws.join(' '));
+  await fc.assert(
+    fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 5 }), fc.uniqueArray(fc.constantFrom(...vocab), { minLength: 1, maxLength: 4 }), fc.double({ min: 0.3, max: 0.9, noNaN: true }), async (lines, question, floor) => {
+      const twin = new DigitalTwin(identity(`## Notes\n${lines.map((l) => `- ${l}`).join('\n')}`), null, { relevanceFloor: floor });
+      const answer = await twin.ask(question.join(' '));
+      const q = terms(question.join(' '));
+      for (const e of answer.evidence) assert.ok(overlap(q, terms(e.text)) >= floor, `${e.text} for ${question.join(' ')} at ${floor}`);
+      if (lines.every((l) => overlap(q, terms(l)) < floor)) assert.match(answer.answer, /don't know/);
+    }),
+    { numRuns: 150 },
+  );
+});
