@@ -8,11 +8,13 @@
 //   bad_request → thrown at once: the request itself is wrong and would fail everywhere
 // Output is never duplicated: a provider that fails after it yielded its first event is not replaced;
 // the error reaches the caller after the partial output (docs/providers.md "Failover and streaming").
+// Each member is told what the walk passed over before it (ChatRequest.passed), so the embedded local
+// agent can say why no model answered; answering() names the member that answers now for status.
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics';
-import { ChainExhaustedError, ProviderError, type ChatEvent, type ChatRequest, type Provider, type ProviderErrorClass } from './provider';
+import { ChainExhaustedError, ProviderError, type AnsweringProvider, type ChatEvent, type ChatRequest, type Provider, type ProviderErrorClass } from './provider';
 import { KEY_SCOPED, NO_FAILOVER } from './error-classifier';
-import { cooldownMs, type CooldownSettings } from './cooldown-policy';
+import { cooldownMs, DISABLING, type CooldownSettings } from './cooldown-policy';
 import type { CooldownTarget, ProviderState } from './provider-state';
 
 /** One usable key of a provider (label null: keyless server or the embedded local provider). */
@@ -46,6 +48,8 @@ export class FailoverChain implements Provider {
   readonly id = 'chain';
   readonly kind = 'chain' as const;
   private readonly now: () => number;
+  /** Id of the member that completed the last answer. */
+  private lastAnswered: string | null = null;
 
   constructor(private readonly deps: ChainDeps) {
     this.now = deps.now ?? Date.now;
@@ -66,12 +70,12 @@ export class FailoverChain implements Provider {
       for (const slot of member.slots) {
         if (slot.label !== null && this.deps.state.coolingDown({ provider: member.id, label: slot.label }, this.now())) continue;
         tried = true;
-        const outcome: Outcome = yield* this.attempt(member, slot, request);
+        const outcome: Outcome = yield* this.attempt(member, slot, attempts.length > 0 ? { ...request, passed: [...attempts] } : request);
         if (outcome.kind === 'done') return;
         attempts.push(outcome.attempt);
         if (outcome.kind === 'next_provider') break;
       }
-      if (!tried) attempts.push({ provider: member.id, errorClass: 'cooldown', message: 'every key is cooling down' });
+      if (!tried) attempts.push(this.keysAside(member));
     }
     this.deps.metrics.failoverChainExhausted();
     throw new ChainExhaustedError(attempts);
@@ -94,6 +98,7 @@ export class FailoverChain implements Provider {
       const keyScoped = KEY_SCOPED.has(failure.errorClass) && slot.label !== null;
       return { kind: keyScoped ? 'next_key' : 'next_provider', attempt: { provider: member.id, errorClass: failure.errorClass, message: failure.message } };
     }
+    this.lastAnswered = member.id;
     this.persist(
       this.deps.state.reset([
         { provider: member.id, label: null },
@@ -134,6 +139,34 @@ export class FailoverChain implements Provider {
   private cooldownMessage(t: CooldownTarget): string {
     const c = this.deps.state.cooldown(t);
     return c ? `cooling down after ${c.errorClass} for ${Math.ceil((c.untilMs - this.now()) / 1000)} s more` : 'cooling down';
+  }
+
+  /** Why none of a member's keys was tried: each key's state, and the command that re-enables one. */
+  private keysAside(member: ChainMember): ChainExhaustedError['attempts'][number] {
+    const cooldowns = member.slots.map((s) => ({ label: s.label, c: this.deps.state.cooldown({ provider: member.id, label: s.label }) }));
+    const disabled = cooldowns.filter((k) => k.c !== undefined && DISABLING.has(k.c.errorClass));
+    const parts = cooldowns.map(({ label, c }) => {
+      if (!c) return `key ${label ?? '-'} cooling down`;
+      const until = new Date(c.untilMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      return DISABLING.has(c.errorClass) ? `key ${label ?? '-'} disabled after ${c.errorClass} until ${until}` : `key ${label ?? '-'} cooling down after ${c.errorClass} for ${Math.ceil((c.untilMs - this.now()) / 1000)} s more`;
+    });
+    const all = disabled.length === cooldowns.length;
+    const hint = disabled.length > 0 ? `; once the key is fixed run \`svc key recover\`, or add another: \`svc key add ${member.id} <label>\`` : '';
+    return { provider: member.id, errorClass: all ? disabled[0]!.c!.errorClass : 'cooldown', message: `${parts.join(', ')}${hint}` };
+  }
+
+  /** A member the next turn may use: not cooling down, with a key that is not cooling down either. */
+  private usable(member: ChainMember, nowMs: number): boolean {
+    if (member.kind === 'chain' || this.deps.state.coolingDown({ provider: member.id, label: null }, nowMs)) return false;
+    return member.slots.some((s) => s.label === null || !this.deps.state.coolingDown({ provider: member.id, label: s.label }, nowMs));
+  }
+
+  /** The member that answered last while it is still usable, else the first usable one (status reports). */
+  answering(): AnsweringProvider | null {
+    const nowMs = this.now();
+    const members = this.deps.members().filter((m) => this.usable(m, nowMs));
+    const pick = members.find((m) => m.id === this.lastAnswered) ?? members[0];
+    return pick && pick.kind !== 'chain' ? { id: pick.id, kind: pick.kind } : null;
   }
 
   /** Models of every member that answers, as "<provider>/<model>". */

@@ -2,7 +2,7 @@
 // /api/providers/{provider}/models. A test goes to one provider directly, never through the chain,
 // and records no cooldown: it reports what happened, it does not steer traffic.
 import { AppError } from '../errors';
-import type { ModelTestResponse, ModelsResponse, PinResponse, ProviderInfo } from '../../protocol/providers';
+import type { KeyInfo, ModelTestResponse, ModelsResponse, PinResponse, ProviderInfo } from '../../protocol/providers';
 import { cooldownInfo, type KeyAdmin } from './key-admin';
 import { ProviderError } from './provider';
 import type { ChainMember } from './failover-chain';
@@ -31,7 +31,7 @@ export class ModelAdmin {
     return this.deps.registry.entries().map((e, position) => {
       const c = this.deps.state.cooldown({ provider: e.id, label: null });
       const active = c !== undefined && c.untilMs > this.now();
-      const usable = (members[position]?.slots.length ?? 0) > 0;
+      const keys = this.deps.keys.list(e.id);
       return {
         id: e.id,
         kind: e.kind,
@@ -40,9 +40,9 @@ export class ModelAdmin {
         model: this.deps.registry.model(e),
         pinned_model: this.deps.state.pinnedModel(e.id) ?? null,
         keyless: e.keyless === true || e.kind === 'local',
-        state: !usable ? 'unavailable' : active ? 'cooling' : 'ok',
+        state: active ? 'cooling' : memberState(members[position], keys),
         cooldown: c ? cooldownInfo(c, this.now()) : null,
-        keys: this.deps.keys.list(e.id),
+        keys,
       };
     });
   }
@@ -97,6 +97,17 @@ export class ModelAdmin {
     if (!slot) throw new AppError('CONFLICT', `provider "${member.id}" cannot be used: ${member.unavailable?.message ?? 'no key'}`, { provider: member.id });
     return slot;
   }
+}
+
+/**
+ * A member without keys, or whose every key is disabled (auth, billing: only `svc key recover` or
+ * time brings it back), cannot answer: unavailable. Every key cooling, none disabled: cooling.
+ */
+function memberState(member: ChainMember | undefined, keys: readonly KeyInfo[]): ProviderInfo['state'] {
+  if (!member || member.slots.length === 0) return 'unavailable';
+  const keyed = member.slots.filter((s) => s.label !== null).map((s) => keys.find((k) => k.label === s.label)?.state ?? 'ok');
+  if (keyed.length === 0 || keyed.length < member.slots.length || keyed.includes('ok')) return 'ok';
+  return keyed.every((s) => s === 'disabled') ? 'unavailable' : 'cooling';
 }
 
 const elapsed = (started: number): number => Math.round((performance.now() - started) * 10) / 10;

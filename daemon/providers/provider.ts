@@ -31,6 +31,24 @@ export interface ChatRequest {
   model?: string;
   maxTokens?: number;
   signal?: AbortSignal;
+  /**
+   * Set by the failover chain: the providers it passed over before this one and why (no key, key
+   * disabled until …). The embedded local agent uses it to say why no model answered.
+   */
+  passed?: readonly PassedProvider[];
+}
+
+/** One provider the failover chain skipped or that failed before the current one was asked. */
+export interface PassedProvider {
+  provider: string;
+  errorClass: ProviderErrorClass | 'cooldown';
+  message: string;
+}
+
+/** The provider that answers a turn now, as status reports name it. */
+export interface AnsweringProvider {
+  id: string;
+  kind: 'local' | 'openai' | 'anthropic';
 }
 
 export interface Usage {
@@ -51,6 +69,11 @@ export interface Provider {
   chat(request: ChatRequest): AsyncIterable<ChatEvent>;
   /** Models the provider offers (svc models list). */
   listModels(signal?: AbortSignal): Promise<string[]>;
+  /**
+   * For a provider that stands for others (the failover chain): the one answering now — the member
+   * that answered last while it is still usable, else the first usable one; null when none is.
+   */
+  answering?(): AnsweringProvider | null;
 }
 
 /** Error classes drive cooldowns (daemon/providers): each class puts a key or provider aside for its own time. */
@@ -70,7 +93,7 @@ export class ProviderError extends Error {
 
 /** All providers failed or were cooling down: the turn answers the user plainly instead of hanging. */
 export class ChainExhaustedError extends Error {
-  constructor(readonly attempts: readonly { provider: string; errorClass: ProviderErrorClass | 'cooldown'; message: string }[]) {
+  constructor(readonly attempts: readonly PassedProvider[]) {
     super(`every provider failed: ${attempts.map((a) => `${a.provider} (${a.errorClass})`).join(', ') || 'none configured'}`);
     this.name = 'ChainExhaustedError';
   }

@@ -43,7 +43,7 @@ function statusTool(status: () => DashboardStatus): Tool {
       const s = status();
       const summary =
         `svc ${s.version} is ${s.status === 'ok' ? 'running' : 'stopping'}, up ${formatDuration(s.uptime_s)}; ` +
-        `${s.sessions.open} open session${s.sessions.open === 1 ? '' : 's'}, provider ${s.provider.id}, ${s.devices.connected} device${s.devices.connected === 1 ? '' : 's'} connected`;
+        `${s.sessions.open} open session${s.sessions.open === 1 ? '' : 's'}, ${answeringWith(s.provider)}, ${s.devices.connected} device${s.devices.connected === 1 ? '' : 's'} connected`;
       return {
         summary,
         data: s,
@@ -51,6 +51,12 @@ function statusTool(status: () => DashboardStatus): Tool {
       };
     },
   });
+}
+
+/** "answering with openai", "answering with claude (anthropic)", or that no provider can answer. */
+export function answeringWith(p: DashboardStatus['provider']): string {
+  if (p.id === 'none') return 'no model provider can answer (svc models list)';
+  return `answering with ${p.id}${p.kind !== p.id ? ` (${p.kind})` : ''}`;
 }
 
 function listDevicesTool(devices: DeviceDirectory): Tool {

@@ -3,7 +3,7 @@
 // (and across a restart), no duplicated output, metrics, and a prompt ChainExhaustedError.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChainExhaustedError, ProviderError, type ChatEvent, type Provider } from '../../../daemon/providers/provider';
+import { ChainExhaustedError, ProviderError, type ChatEvent, type ChatRequest, type Provider } from '../../../daemon/providers/provider';
 import { openAiErrors, startOpenAiServer, textReply, type FakeServer } from '../../fakes/openai-server';
 import { anthropicErrors, startAnthropicServer } from '../../fakes/anthropic-server';
 import { buildChain, collect, drain, MemorySecrets, providerSettings, tempStore, type Harness } from './provider-fixtures';
@@ -236,4 +236,44 @@ void test('the real metrics facade renders the 429 and exhaustion counters the c
   const text_ = await metrics.render();
   assert.match(text_, /svc_llm_429_total\{provider="oai"\} 2/);
   assert.match(text_, /svc_llm_failover_chain_exhausted_total 1/);
+});
+
+void test('every key disabled: the next provider is told why (until when, svc key recover) and answering() names it', async (t) => {
+  const w = await world(t);
+  const seen: ChatRequest[] = [];
+  const local: Provider = {
+    id: 'local',
+    kind: 'local',
+    async *chat(request) {
+      seen.push(request);
+      yield* await Promise.resolve([{ type: 'text_delta' as const, text: 'local here' }, { type: 'done' as const, finish_reason: 'stop' as const, provider: 'local', model: 'sentences-v1' }]);
+    },
+    listModels: () => Promise.resolve(['sentences-v1']),
+  };
+  const h = buildChain({ settings: providerSettings([{ id: 'oai', kind: 'openai', base_url: w.oai.baseURL }, { id: 'local', kind: 'local' }]), store: w.store.store, vault: w.vault, local, now: () => w.clock.now });
+  assert.deepEqual(h.chain.answering?.(), { id: 'oai', kind: 'openai' }, 'before any answer: the first usable member');
+  w.oai.reply(() => openAiErrors.auth());
+  assert.equal(text(await collect(h.chain.chat(ask))), 'local here');
+  assert.deepEqual(seen[0]!.passed?.map((p) => `${p.provider}:${p.errorClass}`), ['oai:auth', 'oai:auth'], 'both keys failed in this walk');
+  assert.deepEqual(h.chain.answering?.(), { id: 'local', kind: 'local' });
+
+  await collect(h.chain.chat(ask));
+  const passed = seen[1]!.passed ?? [];
+  assert.equal(passed.length, 1);
+  assert.equal(passed[0]!.errorClass, 'auth');
+  assert.match(passed[0]!.message, /^key k1 disabled after auth until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, key k2 disabled after auth until .*svc key recover/);
+  assert.equal(w.oai.requests.length, 2, 'the disabled keys were not tried again');
+  assert.equal(seen.length, 2);
+
+  await h.keys.resetCooldowns('oai');
+  assert.deepEqual(h.chain.answering?.(), { id: 'local', kind: 'local' }, 'the member that answered last while it is usable');
+  w.oai.reply(() => textReply('back'));
+  assert.equal(text(await collect(h.chain.chat(ask))), 'back');
+  assert.deepEqual(h.chain.answering?.(), { id: 'oai', kind: 'openai' });
+});
+
+void test('answering() is null when no member can answer', async (t) => {
+  const w = await world(t);
+  const h = w.chain([{ id: 'nokey', kind: 'openai', base_url: w.oai.baseURL }]);
+  assert.equal(h.chain.answering?.(), null);
 });

@@ -6,7 +6,7 @@ import { providerRoutes } from '../../../daemon/http/provider-routes';
 import { auth, testApp } from '../../helpers/app';
 import type { ModelTestResponse } from '../../../protocol/providers';
 import { openAiErrors, startOpenAiServer, textReply } from '../../fakes/openai-server';
-import { buildChain, collect, MemorySecrets, providerSettings, tempStore } from './provider-fixtures';
+import { buildChain, collect, drain, MemorySecrets, providerSettings, tempStore } from './provider-fixtures';
 
 async function env(t: { after: (fn: () => unknown) => void }) {
   const oai = await startOpenAiServer();
@@ -71,4 +71,32 @@ void test('pin overrides the settings model for the next turn, survives a restar
   t.after(() => app2.close());
   const unpinned = await app2.inject({ method: 'DELETE', url: '/api/providers/oai/model-pin', headers: auth });
   assert.deepEqual(unpinned.json(), { provider: 'oai', pinned: null, effective: 'gpt-fake-mini' });
+});
+
+void test('svc models list: a provider whose every key is disabled is unavailable; one usable key keeps it ok; all cooling is cooling', async (t) => {
+  const oai = await startOpenAiServer();
+  const store = tempStore();
+  t.after(async () => {
+    await oai.close();
+    store.cleanup();
+  });
+  const vault = new MemorySecrets();
+  vault.set('providers', 'oai:a', 'sk-a-1111111111');
+  vault.set('providers', 'oai:b', 'sk-b-2222222222');
+  const clock = { now: 1_700_000_000_000 };
+  const h = buildChain({ settings: providerSettings([{ id: 'oai', kind: 'openai', base_url: oai.baseURL }]), store: store.store, vault, now: () => clock.now });
+  const state = (): string => h.models.providers()[0]!.state;
+  assert.equal(state(), 'ok');
+  oai.reply((req) => (req.apiKey === 'sk-a-1111111111' ? openAiErrors.auth() : textReply('fine')));
+  await collect(h.chain.chat({ messages: [{ role: 'user', content: 'hi' }] }));
+  assert.equal(h.keys.info('oai', 'a').state, 'disabled');
+  assert.equal(state(), 'ok', 'key b still answers');
+  oai.reply(() => openAiErrors.auth());
+  await drain(h.chain.chat({ messages: [{ role: 'user', content: 'hi' }] }));
+  assert.equal(h.keys.info('oai', 'b').state, 'disabled');
+  assert.equal(state(), 'unavailable', 'every key disabled');
+  await h.keys.resetCooldowns('oai');
+  oai.reply(() => openAiErrors.rateLimit());
+  await drain(h.chain.chat({ messages: [{ role: 'user', content: 'hi' }] }));
+  assert.equal(state(), 'cooling', 'every key rate-limited: it comes back by itself');
 });
