@@ -2,13 +2,16 @@
 // templates (hassil): `[optional words]`, `(one|of|these)`, `{slot}`. Matching is on whole
 // utterances, case-insensitive, with whitespace collapsed and trailing punctuation ignored.
 // Compilation happens once at start; a bad template is an error at start, not at match time.
+// The slot name `utterance` is reserved: it always holds the whole normalised request.
 
 export interface IntentTemplate {
   intent: string;
   /** Tool to call; none for intents answered directly (help). */
   tool?: string;
-  /** Tool arguments; "{slot}" values are filled from the utterance. */
+  /** Tool arguments; "{slot}" values are filled from the utterance ("{utterance}": all of it). */
   args?: Record<string, string>;
+  /** The answer of an intent without a tool (greetings, thanks), filled like the arguments. */
+  reply?: string;
   sentences: string[];
 }
 
@@ -16,6 +19,7 @@ export interface IntentMatch {
   intent: string;
   tool?: string;
   arguments: Record<string, string>;
+  reply?: string;
 }
 
 interface Compiled {
@@ -27,12 +31,16 @@ type Token = { kind: 'word'; text: string } | { kind: 'group'; alts: string[]; o
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Lower-case-insensitive form used for matching: single spaces, straight apostrophes, no trailing punctuation. */
+/**
+ * Lower-case-insensitive form used for matching: single spaces, straight apostrophes, no trailing
+ * punctuation, and no colon after a leading word ("Remember: …" reads as "Remember …").
+ */
 export const normalise = (text: string): string =>
   text
     .replace(/[\u2018\u2019]/g, "'")
     .trim()
     .replace(/[\s.!?,;:]+$/u, '')
+    .replace(/^([\p{L}']+):\s+/u, '$1 ')
     .replace(/\s+/g, ' ');
 
 export function tokenise(sentence: string): Token[] {
@@ -52,7 +60,7 @@ export function tokenise(sentence: string): Token[] {
     } else if (c === '{') {
       const close = sentence.indexOf('}', i);
       const name = close < 0 ? '' : sentence.slice(i + 1, close);
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad slot in template "${sentence}"`);
+      if (!/^[a-z_][a-z0-9_]*$/.test(name) || name === 'utterance') throw new Error(`bad slot in template "${sentence}"`);
       tokens.push({ kind: 'slot', name });
       i = close + 1;
     } else {
@@ -91,12 +99,17 @@ export class SentenceMatcher {
     for (const { template, patterns } of this.compiled) {
       for (const re of patterns) {
         const m = re.exec(input);
-        if (m) return { intent: template.intent, ...(template.tool ? { tool: template.tool } : {}), arguments: fill(template.args ?? {}, m.groups ?? {}) };
+        if (!m) continue;
+        const slots = { ...m.groups, utterance: input.trim() };
+        const reply = template.reply === undefined ? {} : { reply: capitalise(fill({ reply: template.reply }, slots).reply!) };
+        return { intent: template.intent, ...(template.tool ? { tool: template.tool } : {}), arguments: fill(template.args ?? {}, slots), ...reply };
       }
     }
     return null;
   }
 }
+
+const capitalise = (s: string): string => (s === '' ? s : `${s[0]!.toUpperCase()}${s.slice(1)}`);
 
 function fill(args: Record<string, string>, slots: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -54,10 +54,10 @@ void test('help, identity, and the honest fallback that says how to connect a mo
   assert.match((await ask('help')).result.text, /svc key add/);
   assert.match((await ask('who are you?')).result.text, /^I'm svc\./);
   assert.match((await ask('who am I')).result.text, /You are Ada/);
-  const fallback = await ask('what is the meaning of life?');
+  const fallback = await ask('play some music');
   assert.match(fallback.result.text, /svc key add openai/);
-  assert.match(fallback.result.text, /meaning of life/);
-  assert.equal(fallback.result.toolSteps, 0);
+  assert.match(fallback.result.text, /didn't understand “play some music”/);
+  assert.equal(fallback.result.toolSteps, 1, 'one memory lookup, which found nothing');
 });
 
 void test('it streams through the same events as any provider', async () => {
@@ -72,4 +72,43 @@ void test('a matched tool that is not offered is explained, not called', async (
   for await (const e of new LocalProvider().chat({ messages: [{ role: 'user', content: 'remember x' }], tools: [] })) events.push(e);
   assert.equal(events.some((e) => e.type === 'tool_call'), false);
   assert.match(events.map((e) => (e.type === 'text_delta' ? e.text : '')).join(''), /isn't available/);
+});
+
+const spoken = async (events: AsyncIterable<ChatEvent>): Promise<string> => {
+  let out = '';
+  for await (const e of events) if (e.type === 'text_delta') out += e.text;
+  return out;
+};
+
+void test('when the chain passed over configured models, the fallback says why instead of "connect a model"', async () => {
+  const passed = [
+    { provider: 'openai', errorClass: 'auth' as const, message: 'key default disabled after auth until 2030-01-01T00:00:00Z; once the key is fixed run `svc key recover`, or add another: `svc key add openai <label>`' },
+    { provider: 'claude', errorClass: 'billing' as const, message: 'Your credit balance is too low' },
+  ];
+  const text = await spoken(new LocalProvider().chat({ messages: [{ role: 'user', content: 'write me a poem' }], tools: [], passed }));
+  assert.match(text, /didn't understand “write me a poem”/);
+  assert.match(text, /No model can answer right now: openai: key default disabled after auth until 2030-01-01T00:00:00Z; once the key is fixed run `svc key recover`/);
+  assert.match(text, /claude: Your credit balance is too low \(fix the key, then run `svc key recover`\)/);
+  assert.doesNotMatch(text, /connect a model/);
+  const plain = await spoken(new LocalProvider().chat({ messages: [{ role: 'user', content: 'write me a poem' }], tools: [] }));
+  assert.match(plain, /connect a model/);
+});
+
+void test('greetings and thanks are answered directly; a statement is remembered; "Remember: …" too', async () => {
+  assert.match((await ask('Good morning!')).result.text, /^Good morning! What can I do for you\?/);
+  assert.equal((await ask('thanks a lot')).result.text, "You're welcome!");
+  const stated = await ask('my dog is called Biscuit');
+  assert.equal(stated.memory.notes[0]?.text, 'my dog is called Biscuit');
+  const colon = await ask('Remember: the parcel is next door');
+  assert.equal(colon.memory.notes[0]?.text, 'the parcel is next door');
+});
+
+void test('a recall question is answered with the matching note in the second person; nothing matching says so', async () => {
+  const fx = makeAgent(new LocalProvider());
+  await fx.memory.remember('I put my passport in the top drawer');
+  await fx.memory.remember('The garage code is 4821');
+  const s = fx.agent.sessions.open();
+  assert.equal((await fx.agent.sessions.submit(s, 'where did I put my passport?', newTurnId())).text, 'You put your passport in the top drawer.');
+  assert.equal((await fx.agent.sessions.submit(s, 'garage code?', newTurnId())).text, "I didn't understand that as a request, but my memory has this: The garage code is 4821.");
+  assert.match((await fx.agent.sessions.submit(s, 'when is the school play', newTurnId())).text, /^I don't have anything about “the school play” in memory/);
 });
