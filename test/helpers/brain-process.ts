@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { BRAIN_ENV, BRAIN_NODE_FLAGS } from '../../cli/brain-runtime';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const SVC = join(ROOT, 'dist', 'svc.mjs');
@@ -42,8 +43,10 @@ export function tempHome(prefix = 'svc-test-'): string {
 export async function startBrain(opts: StartOptions = {}): Promise<BrainProcess> {
   const ownHome = opts.home === undefined;
   const home = opts.home ?? tempHome();
-  const child = spawn(process.execPath, [SVC, 'serve', '--port', '0', ...(opts.args ?? [])], {
-    env: { ...process.env, SVC_HOME: home, SVC_LOG_LEVEL: 'info', SVC_API_TOKEN: '', ...opts.env },
+  // Launched as `svc start` and the systemd unit launch it (cli/brain-runtime.ts), so `svc serve` does
+  // not re-execute itself and child.pid is the brain's own pid.
+  const child = spawn(process.execPath, [...BRAIN_NODE_FLAGS, SVC, 'serve', '--port', '0', ...(opts.args ?? [])], {
+    env: { ...process.env, ...BRAIN_ENV, SVC_HOME: home, SVC_LOG_LEVEL: 'info', SVC_API_TOKEN: '', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
