@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { testApp, auth } from '../../helpers/app';
 import { memoryRoutes } from '../../../daemon/http/memory-routes';
 import { memoryFixture } from './memory-fixture';
@@ -100,4 +101,77 @@ void test('knowledge: add, merge from two sources, filter and multi-hop, patch, 
   assert.equal(p.json<Triple>().confidence, 0.2);
   assert.equal((await app.inject({ method: 'DELETE', url: `/api/memory/knowledge/${merged.id}`, headers: auth })).statusCode, 200);
   assert.equal((await app.inject({ method: 'GET', url: `/api/memory/knowledge/${merged.id}`, headers: auth })).statusCode, 404);
+});
+
+interface Envelope {
+  error: { code: string; message: string };
+}
+
+void test('PATCH of a note changes only what it names: new text keeps the tags, new tags keep the text; PATCH {} is a 400', async (t) => {
+  const { app } = await setup(t);
+  const note = (await app.inject({ method: 'POST', url: '/api/memory/note', headers: auth, payload: { text: 'Bins go out on Thursday', tags: ['home', 'chores'] } })).json<Note>();
+  const url = `/api/memory/notes/${note.id}`;
+  const text = await app.inject({ method: 'PATCH', url, headers: auth, payload: { text: 'Bins go out on Wednesday' } });
+  assert.equal(text.statusCode, 200);
+  assert.deepEqual(text.json<Note>().tags, ['home', 'chores']);
+  const tags = await app.inject({ method: 'PATCH', url, headers: auth, payload: { tags: ['home'] } });
+  assert.equal(tags.json<Note>().text, 'Bins go out on Wednesday');
+  const empty = await app.inject({ method: 'PATCH', url, headers: auth, payload: {} });
+  assert.equal(empty.statusCode, 400);
+  assert.equal(empty.json<Envelope>().error.code, 'BAD_REQUEST');
+  const stored = (await app.inject({ method: 'GET', url, headers: auth })).json<Note>();
+  assert.deepEqual([stored.text, stored.tags], ['Bins go out on Wednesday', ['home']]);
+});
+
+void test('bad note input is a 400 and stores nothing: NUL or other controls in text or tags, a number for text, whitespace only', async (t) => {
+  const { app } = await setup(t);
+  const payloads: unknown[] = [
+    { text: 'the code is 1234\u0000 and more' },
+    { text: 'fine', tags: ['a\u0000b'] },
+    { text: 'bell \u0007 rings' },
+    { text: 'fine', tags: ['two\nlines'] },
+    { text: 'lone \ud800 surrogate' },
+    { text: 123 },
+    { text: ' \n\t ' },
+    { text: 'fine', source: 'user\u0000' },
+  ];
+  for (const payload of payloads) {
+    const r = await app.inject({ method: 'POST', url: '/api/memory/note', headers: { ...auth, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    assert.equal(r.statusCode, 400, JSON.stringify(payload));
+    assert.equal(r.json<Envelope>().error.code, 'BAD_REQUEST');
+  }
+  const note = (await app.inject({ method: 'POST', url: '/api/memory/note', headers: auth, payload: { text: 'kept' } })).json<Note>();
+  const patched = await app.inject({ method: 'PATCH', url: `/api/memory/notes/${note.id}`, headers: auth, payload: { text: 'x\u0000y' } });
+  assert.equal(patched.statusCode, 400);
+  const list = (await app.inject({ method: 'GET', url: '/api/memory/notes', headers: auth })).json<{ items: Note[] }>();
+  assert.deepEqual(list.items.map((n) => n.text), ['kept']);
+});
+
+void test('limit must be a finite integer on every list route: Infinity, -Infinity, 1e309, 1.5, abc are 400', async (t) => {
+  const { app } = await setup(t);
+  for (const path of ['/api/memory/notes?', '/api/memory/episodes?', '/api/memory/knowledge?', '/api/memory/search?q=x&', '/api/memory/knowledge?depth=Infinity&']) {
+    for (const v of ['Infinity', '-Infinity', '1e309', '1.5', 'abc']) {
+      const r = await app.inject({ method: 'GET', url: `${path}limit=${v}`, headers: auth });
+      assert.equal(r.statusCode, 400, `${path}limit=${v}`);
+      assert.equal(r.json<Envelope>().error.code, 'BAD_REQUEST');
+    }
+  }
+});
+
+void test('property: any note text without refused characters is stored and read back exactly (real SQLite)', async (t) => {
+  const { app } = await setup(t);
+  const char = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 4 }), fc.constantFrom('\t', '\n', '\r\n', '🙂', '\uFFFE', '\u00A0', '%', "'")).filter((s) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/.test(s));
+  const text = fc.array(char, { minLength: 1, maxLength: 30 }).map((p) => p.join('')).filter((s) => /\S/.test(s));
+  let n = 0;
+  await fc.assert(
+    fc.asyncProperty(text, async (generated) => {
+      // A distinct first word: remembering the same sentence twice keeps one note (case and punctuation aside).
+      const sent = `n${++n} ${generated}`;
+      const r = await app.inject({ method: 'POST', url: '/api/memory/note', headers: { ...auth, 'content-type': 'application/json' }, payload: JSON.stringify({ text: sent }) });
+      assert.equal(r.statusCode, 201);
+      const got = await app.inject({ method: 'GET', url: `/api/memory/notes/${r.json<Note>().id}`, headers: auth });
+      assert.equal(got.json<Note>().text, sent);
+    }),
+    { numRuns: 60 },
+  );
 });
