@@ -105,3 +105,35 @@ void test('decay: show the curve and distribution, tune it, reject bad values; b
   assert.equal(backend.counts.notes, 1);
   assert.equal(backend.embeddings.configured, false);
 });
+
+void test('restore takes an optional body: none at all, or an empty one sent with content-type application/json; DELETE with that header and no body', async (t) => {
+  const { app, sessions } = await setup(t);
+  sessions.put('s1', { messages: [{ role: 'user', content: 'Plan Lisbon' }], working: [] });
+  const s = (await app.inject({ method: 'POST', url: '/api/memory/snapshots', headers: auth, payload: { session_id: 's1' } })).json<Snapshot>();
+  sessions.put('s1', { messages: [], working: [] });
+  const json = { ...auth, 'content-type': 'application/json' };
+  const bare = await app.inject({ method: 'POST', url: `/api/memory/snapshots/${s.id}/restore`, headers: auth });
+  assert.equal(bare.statusCode, 200);
+  assert.equal(sessions.read('s1')!.messages.length, 1);
+  const emptyJson = await app.inject({ method: 'POST', url: `/api/memory/snapshots/${s.id}/restore`, headers: json, payload: '' });
+  assert.equal(emptyJson.statusCode, 200);
+  assert.deepEqual(emptyJson.json<SessionRef>(), { session_id: 's1', snapshot_id: s.id });
+  const branch = await app.inject({ method: 'POST', url: `/api/memory/snapshots/${s.id}/branch`, headers: json, payload: '' });
+  assert.equal(branch.statusCode, 201);
+  const del = await app.inject({ method: 'DELETE', url: `/api/memory/snapshots/${s.id}`, headers: json, payload: '' });
+  assert.equal(del.statusCode, 200);
+});
+
+void test('decay and backend: a boolean sent as a string is a 400 in a body, a flag in a query string; a non-finite number is refused', async (t) => {
+  const { app, mem } = await setup(t);
+  const json = { ...auth, 'content-type': 'application/json' };
+  for (const payload of ['{"enabled":"false"}', '{"half_life_days":"30"}', '{"weight":1e309}']) {
+    const r = await app.inject({ method: 'PATCH', url: '/api/memory/decay', headers: json, payload });
+    assert.equal(r.statusCode, 400, payload);
+  }
+  assert.equal(mem.decay.get().enabled, true, 'nothing changed');
+  const off = await app.inject({ method: 'PATCH', url: '/api/memory/decay', headers: json, payload: '{"enabled":false}' });
+  assert.equal(off.json<DecayReport>().params.enabled, false);
+  assert.equal((await app.inject({ method: 'GET', url: '/api/memory/backend?probe=false', headers: auth })).statusCode, 200);
+  assert.equal((await app.inject({ method: 'GET', url: '/api/memory/backend?probe=maybe', headers: auth })).statusCode, 400);
+});
