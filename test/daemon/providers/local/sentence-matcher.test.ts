@@ -44,3 +44,15 @@ void test('property: any utterance is safe to match, and a remembered phrase com
     }),
   );
 });
+
+void test('{utterance} is the whole request, a reply is filled and capitalised, "Word: …" reads as "Word …"', () => {
+  const m = new SentenceMatcher([
+    { intent: 'greeting', reply: '{utterance}! Hi.', sentences: ['good (morning|evening)'] },
+    { intent: 'statement', tool: 'remember', args: { text: '{utterance}' }, sentences: ['my {thing} is {value}'] },
+    { intent: 'remember', tool: 'remember', args: { text: '{text}' }, sentences: ['remember {text}'] },
+  ]);
+  assert.deepEqual(m.match('good evening.'), { intent: 'greeting', arguments: {}, reply: 'Good evening! Hi.' });
+  assert.equal(m.match('My Dog is  called Rex!')?.arguments.text, 'My Dog is called Rex');
+  assert.equal(m.match('Remember: the parcel: next door')?.arguments.text, 'the parcel: next door');
+  assert.throws(() => compileSentence('say {utterance}'), /bad slot/, 'utterance is reserved');
+});
