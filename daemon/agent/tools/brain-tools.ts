@@ -65,7 +65,7 @@ function listDevicesTool(devices: DeviceDirectory): Tool {
     safety: 'passive',
     run: async () => {
       const list = devices.list();
-      if (list.length === 0) return { summary: 'No devices are connected. Pair one with `svc pair`.', data: { devices: [] } };
+      if (list.length === 0) return { summary: 'No devices are connected (this version of svc cannot pair devices yet).', data: { devices: [] } };
       return {
         summary: `Devices: ${list.map(describeDevice).join('; ')}.`,
         data: { devices: list },
