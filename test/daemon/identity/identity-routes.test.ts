@@ -96,3 +96,35 @@ void test('firstPerson turns facts into the user speaking', () => {
   assert.equal(firstPerson("User's dog is Rex."), 'My dog is Rex.');
   assert.equal(firstPerson('I walk every day'), 'I walk every day.');
 });
+
+void test('PATCH fields of SOUL.md and USER.md cannot inject a heading: line breaks and controls are 400, a leading # is text', async (t) => {
+  const { call, home } = await setup(t);
+  const before = { soul: readFileSync(join(home, 'SOUL.md'), 'utf8'), user: readFileSync(join(home, 'USER.md'), 'utf8') };
+  const refused: [string, object][] = [
+    ['/api/identity/soul', { personality: 'calm\n# Heading' }],
+    ['/api/identity/soul', { style: 'short\r## Rules' }],
+    ['/api/identity/soul', { name: 'Ada\u2028## Rules' }],
+    ['/api/identity/soul', { rules: ['be kind', 'ok\n## Style'] }],
+    ['/api/identity/soul', { name: 'A\u0000da' }],
+    ['/api/identity/soul', { name: '   ' }],
+    ['/api/identity/user', { name: 'Ada\n# Heading' }],
+    ['/api/identity/user', { name: 'Ada\r# Heading' }],
+  ];
+  for (const [url, payload] of refused) {
+    const r = await call('PATCH', url, payload);
+    assert.equal(r.status, 400, JSON.stringify(payload));
+  }
+  assert.equal(readFileSync(join(home, 'SOUL.md'), 'utf8'), before.soul);
+  assert.equal(readFileSync(join(home, 'USER.md'), 'utf8'), before.user);
+
+  const soul = await call('PATCH', '/api/identity/soul', { name: '# Heading', personality: '## Rules', rules: ['> be brief'], style: '```' });
+  assert.equal(soul.status, 200);
+  assert.deepEqual([soul.body.name, soul.body.personality, soul.body.rules, soul.body.style], ['# Heading', '## Rules', ['> be brief'], '```']);
+  const file = readFileSync(join(home, 'SOUL.md'), 'utf8');
+  assert.deepEqual(file.split('\n').filter((l) => l.startsWith('#')), ['# SOUL.md — who the assistant is', '## Name', '## Personality', '## Rules', '## Style']);
+  const user = await call('PATCH', '/api/identity/user', { name: "$' # Heading" });
+  assert.equal(user.status, 200);
+  const md = readFileSync(join(home, 'USER.md'), 'utf8');
+  assert.equal(md.split('\n').length, before.user.split('\n').length);
+  assert.match(md, /^Name: \$' # Heading$/m);
+});
