@@ -11,6 +11,10 @@
 // process holding the `brain.pid.takeover` directory (mkdir is atomic) may remove a pid file, after
 // re-reading it there. A takeover directory older than TAKEOVER_ABANDONED_MS belonged to a starter
 // killed mid-takeover (a window of microseconds) and is removed.
+//
+// A killed brain that its parent has not reaped yet is a zombie (state Z, or X while being reaped):
+// signal 0 still reaches it, but it holds nothing and never runs again, so it counts as dead (issue 8
+// §5) — otherwise systemd's restart would exit 75 (home in use), which the unit never retries.
 import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -24,24 +28,39 @@ export class InstanceLockedError extends Error {
   }
 }
 
-function startTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null; // no such process, or no procfs (not Linux)
-  }
+interface ProcStat {
+  /** Field 3: R, S, D, Z (zombie), X (dead), ... */
+  state: string;
+  /** Field 22: start time in clock ticks since boot. */
+  start: string | null;
 }
 
-function isAlive(pid: number, recordedStart: string | undefined): boolean {
+export function procStat(pid: number): ProcStat | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ESRCH') return null; // no such process, or no procfs (not Linux)
+    throw err;
+  }
+  // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0] ?? '', start: fields[19] ?? null };
+}
+
+const startTime = (pid: number): string | null => procStat(pid)?.start ?? null;
+
+export function isAlive(pid: number, recordedStart: string | undefined): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const now = startTime(pid);
-  return now === null || recordedStart === undefined || recordedStart === '' || now === recordedStart;
+  const stat = procStat(pid);
+  if (stat === null) return true; // signal 0 reached it; without procfs nothing more is known
+  if (stat.state === 'Z' || stat.state === 'X') return false;
+  return stat.start === null || recordedStart === undefined || recordedStart === '' || stat.start === recordedStart;
 }
 
 export interface LockInfo {
@@ -117,7 +136,7 @@ export class InstanceLock {
    */
   private create(): boolean {
     const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${process.pid}\n${startTime(process.pid) ?? ''}\n`, { mode: 0o644, flush: true });
+    writeFileSync(tmp, `${process.pid}\n${startTime(process.pid) ?? ''}\n`, { mode: 0o600, flush: true });
     try {
       linkSync(tmp, this.file);
       return true;
@@ -137,7 +156,7 @@ export class InstanceLock {
    */
   private removeStale(stale: string): boolean {
     try {
-      mkdirSync(this.takeoverDir);
+      mkdirSync(this.takeoverDir, { mode: 0o700 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const since = statSync(this.takeoverDir, { throwIfNoEntry: false })?.mtimeMs;

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InstanceLock, InstanceLockedError, lockOwner, readLock } from '../../../daemon/store/instance-lock';
 import { CHILD_ARGS, CHILD_ROLE, parentLines, report, spawnSelf } from './child-process';
@@ -169,3 +169,54 @@ function registerTests(): void {
     }
   });
 }
+
+/** /proc/<pid>/stat field 3: the process state (R, S, Z, ...). */
+function procState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/**
+ * A real zombie, as a killed brain whose parent does not reap it: sh starts a child, then execs sleep,
+ * which never waits for children. The child is killed; it stays unreaped (state Z) until its parent
+ * ends. Resolves with the zombie's pid once the kernel shows it as Z, and with the parent to kill.
+ */
+async function makeZombie(): Promise<{ zombie: number; parent: ReturnType<typeof spawn> }> {
+  const parent = spawn('sh', ['-c', 'sleep 600 & echo $!; exec sleep 600'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const zombie = await new Promise<number>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  // Kill the child only once sh has become sleep: sh itself might still reap it.
+  const execd = (): boolean => readFileSync(`/proc/${parent.pid}/cmdline`, 'utf8').startsWith('sleep\0');
+  for (let i = 0; i < 2000 && !execd(); i++) await new Promise((r) => setTimeout(r, 5));
+  process.kill(zombie, 'SIGKILL');
+  for (let i = 0; i < 2000 && procState(zombie) !== 'Z'; i++) await new Promise((r) => setTimeout(r, 5));
+  return { zombie, parent };
+}
+
+void test('a zombie brain (killed, not reaped) holds nothing: its lock is taken over (issue 8 §5)', async (t) => {
+  const { zombie, parent } = await makeZombie();
+  t.after(() => parent.kill('SIGKILL'));
+  assert.equal(procState(zombie), 'Z', 'the child is a zombie');
+  process.kill(zombie, 0); // signal 0 still reaches a zombie: this alone would call it alive
+  const home = tempDir(t);
+  writeFileSync(join(home, 'brain.pid'), `${zombie}\n${startTime(zombie)}\n`);
+  assert.equal(lockOwner(home), null);
+  const lock = new InstanceLock(home);
+  assert.equal(lock.acquire(), true, 'took over the zombie lock');
+  assert.equal(readLock(lock.file)?.pid, process.pid);
+  lock.release();
+});
+
+void test('the pid file is private (0600) whatever the umask', (t) => {
+  const old = process.umask(0);
+  t.after(() => process.umask(old));
+  const home = tempDir(t);
+  const lock = new InstanceLock(home);
+  lock.acquire();
+  t.after(() => lock.release());
+  assert.equal(statSync(lock.file).mode & 0o777, 0o600);
+});
