@@ -188,7 +188,7 @@ function procState(pid: number): string | null {
  */
 async function makeZombie(): Promise<{ zombie: number; parent: ReturnType<typeof spawn> }> {
   const parent = spawn('sh', ['-c', 'sleep 600 & echo $!; exec sleep 600'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const zombie = await new Promise<number>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  const zombie = await new Promise<number>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
   // Kill the child only once sh has become sleep: sh itself might still reap it.
   const execd = (): boolean => readFileSync(`/proc/${parent.pid}/cmdline`, 'utf8').startsWith('sleep\0');
   for (let i = 0; i < 2000 && !execd(); i++) await new Promise((r) => setTimeout(r, 5));
