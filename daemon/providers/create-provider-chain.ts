@@ -22,6 +22,8 @@ export interface ProviderChainDeps {
   local?: Provider | undefined;
   /** Re-reads vault.json for `svc key recover` (Vault.open()). */
   reloadVault?: () => 'ok' | 'locked';
+  /** Removes vault secrets from stored cooldown messages (the secret scrubber). */
+  scrub?: ((text: string) => string) | undefined;
   now?: () => number;
 }
 
@@ -36,7 +38,7 @@ export interface ProviderChain {
 
 export function createProviderChain(deps: ProviderChainDeps): ProviderChain {
   const now = deps.now ?? Date.now;
-  const state = new ProviderState(deps.store).load();
+  const state = new ProviderState(deps.store, deps.scrub).load();
   const ring = new KeyRing(deps.vault);
   const settings = { ...deps.settings, chain: uniqueEntries(deps.settings.chain, deps.logger) };
   const registry = new ProviderRegistry({ settings, keys: ring, state, local: deps.local, now });

@@ -2,6 +2,8 @@
 // restart does not hammer a key that was just rate-limited or revoked, and pinned models
 // (svc models pin). Reads come from an in-memory copy loaded once, so the hot path of a turn
 // never touches SQLite; every change is written through and awaited (durable before it counts).
+// Cooldown messages quote provider errors, which may echo a key: they pass the secret scrubber before
+// they are kept or stored, and rows stored before that are cleaned on load (issue 8 §4).
 import type { Migration, Store } from '../store/store';
 import type { ProviderErrorClass } from './provider';
 
@@ -56,14 +58,19 @@ export class ProviderState {
   private readonly cooldowns = new Map<string, Cooldown>();
   private readonly pins = new Map<string, string>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly scrub: (text: string) => string = (text) => text,
+  ) {}
 
   /** Applies migrations and loads the tables into memory. Call once before use. */
   load(): this {
     this.store.migrate('providers', PROVIDER_MIGRATIONS);
     for (const r of this.store.all<CooldownRow>('SELECT provider, label, error_class, until_ms, strikes, message FROM provider_cooldowns')) {
-      const c: Cooldown = { provider: r.provider, label: r.label, errorClass: r.error_class as ProviderErrorClass, untilMs: Number(r.until_ms), strikes: Number(r.strikes), message: r.message };
+      const message = this.scrub(r.message);
+      const c: Cooldown = { provider: r.provider, label: r.label, errorClass: r.error_class as ProviderErrorClass, untilMs: Number(r.until_ms), strikes: Number(r.strikes), message };
       this.cooldowns.set(targetKey(c), c);
+      if (message !== r.message) this.store.run('UPDATE provider_cooldowns SET message = ? WHERE target = ?', [message, targetKey(c)]);
     }
     for (const r of this.store.all<{ provider: string; model: string }>('SELECT provider, model FROM provider_model_pins')) this.pins.set(r.provider, r.model);
     return this;
@@ -84,13 +91,14 @@ export class ProviderState {
     return [...this.cooldowns.values()];
   }
 
-  async put(c: Cooldown, nowMs: number): Promise<void> {
+  async put(cooldown: Cooldown, nowMs: number): Promise<void> {
+    const c = { ...cooldown, message: this.scrub(cooldown.message).slice(0, 500) };
     this.cooldowns.set(targetKey(c), c);
     await this.store.write((db) =>
       db.run(
         `INSERT INTO provider_cooldowns (target, provider, label, error_class, until_ms, strikes, message, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(target) DO UPDATE SET error_class = excluded.error_class, until_ms = excluded.until_ms, strikes = excluded.strikes, message = excluded.message, updated_ms = excluded.updated_ms`,
-        [targetKey(c), c.provider, c.label, c.errorClass, c.untilMs, c.strikes, c.message.slice(0, 500), nowMs],
+        [targetKey(c), c.provider, c.label, c.errorClass, c.untilMs, c.strikes, c.message, nowMs],
       ),
     );
   }
