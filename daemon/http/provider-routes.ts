@@ -1,5 +1,7 @@
 // /api/providers: the HTTP side of `svc key` and `svc models` (spec 4.14; the paths are ours, the spec
-// does not show them — docs/providers.md "HTTP API"). Secrets only ever travel inward (POST keys).
+// does not show them — docs/providers.md "HTTP API"). Secrets only ever travel inward (POST keys):
+// every answer of this plugin, errors included, passes the secret scrubber, since cooldown and probe
+// messages quote what a provider said (issue 8 §4).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   AddKeyBody,
@@ -26,6 +28,8 @@ import type { ModelAdmin } from '../providers/model-admin';
 export interface ProviderRoutesDeps {
   keys: KeyAdmin;
   models: ModelAdmin;
+  /** The secret scrubber (daemon/agent/tools/secret-scrubber.ts). */
+  scrubber?: { scrubValue<T>(value: T): T };
 }
 
 /** A POST whose body is optional may come without one: validate it as `{}`. */
@@ -38,6 +42,9 @@ const errors = { 400: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 422
 export const providerRoutes =
   (deps: ProviderRoutesDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
+    const scrubber = deps.scrubber;
+    if (scrubber) app.addHook('preSerialization', async (_req, _reply, payload) => scrubber.scrubValue(payload));
+
     app.get('/api/providers', { schema: { response: { 200: ProvidersResponse } } }, async () => ({ providers: deps.models.providers() }));
 
     app.get('/api/providers/keys', { schema: { querystring: Type.Object({ provider: Type.Optional(Type.String()) }), response: { 200: KeysResponse } } }, async (req) => ({
