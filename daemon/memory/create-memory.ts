@@ -10,7 +10,8 @@ import { OpenAiEmbedder, type Embedder } from './embedder';
 import { EmbeddingIndexer } from './embedding-indexer';
 import { EpisodeRepository } from './episode-repository';
 import { Forgetting } from './forgetting';
-import { extractiveSummariser, type Summariser } from './episode-writer';
+import { cannedReplies, extractiveSummariser, type Summariser } from './episode-writer';
+import localAgent from '../providers/local/sentences.json';
 import { KnowledgeGraph } from './knowledge-graph';
 import { MemoryEvents } from './memory-events';
 import { MEMORY_MIGRATIONS } from './memory-schema';
@@ -36,8 +37,14 @@ export interface MemoryDeps {
   summariser?: Summariser;
   /** Live sessions for snapshots (the agent's session manager); an in-memory stand-in by default. */
   sessions?: SessionPort;
+  /** Reply templates that mean "not understood / failed" ({slot} = anything); the local agent's by default. */
+  cannedReplies?: readonly string[];
   clock?: () => number;
 }
+
+// The local agent's replies for requests it could not serve: an exchange answered by one of them
+// does not make a session worth a searchable episode (episode-writer.ts).
+const LOCAL_CANNED = [localAgent.fallback, localAgent.unavailable, localAgent.help, localAgent.responses.error, localAgent.responses.denied];
 
 export interface MemoryCapability {
   memory: Memory;
@@ -87,6 +94,7 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
     search,
     summariser: deps.summariser ?? extractiveSummariser(),
     redact: (text) => forgetting.redact(text),
+    isCanned: cannedReplies(deps.cannedReplies ?? LOCAL_CANNED),
     onSummariserFallback: (err) => logger.warn({ err }, 'episode summariser failed; wrote an extractive summary instead'),
   });
   const wiki = new MemoryWiki(store, events, (err) => logger.error({ err }, 'wiki: marking pages stale failed'), clock);

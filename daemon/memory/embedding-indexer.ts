@@ -106,7 +106,7 @@ export class EmbeddingIndexer {
     for (const t of TIERS) {
       if (out.length >= BATCH) break;
       const rows = this.deps.store.all<{ id: string; text: string }>(
-        `SELECT x.id, ${t.text.replace(/\b(text|tags|summary|subject|predicate|object)\b/g, 'x.$1')} AS text FROM ${t.table} x LEFT JOIN memory_vectors v ON v.item_id = x.id AND v.model = ? WHERE v.item_id IS NULL LIMIT ?`,
+        `SELECT x.id, ${t.text.replace(/\b(text|tags|summary|subject|predicate|object)\b/g, 'x.$1')} AS text FROM ${t.table} x LEFT JOIN memory_vectors v ON v.item_id = x.id AND v.model = ? WHERE v.item_id IS NULL AND ${t.searchable} LIMIT ?`,
         [this.deps.embedder.model, BATCH - out.length],
       );
       out.push(...rows.map((r) => ({ ...r, tier: t.tier })));

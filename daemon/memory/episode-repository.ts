@@ -20,6 +20,7 @@ export interface EpisodeRow {
   created_at: number;
   recall_count: number;
   recalled_at: number | null;
+  searchable?: number;
 }
 
 export const episodeFromRow = (r: EpisodeRow): Episode => ({
@@ -49,15 +50,17 @@ export class EpisodeRepository implements EpisodeSink {
       seq: 0, id: newId('ep', now), session_id: input.sessionId, summary: input.summary, reason: input.reason, summariser: input.summariser,
       message_count: input.messageCount, started_at: input.startedAt, ended_at: input.endedAt, created_at: now, recall_count: 0, recalled_at: null,
     };
+    const searchable = input.searchable ?? true;
     row.seq = await this.store.write((db) =>
       Number(
         db.run(
-          'INSERT INTO memory_episodes (id, session_id, summary, reason, summariser, message_count, started_at, ended_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          [row.id, row.session_id, row.summary, row.reason, row.summariser, row.message_count, row.started_at, row.ended_at, now],
+          'INSERT INTO memory_episodes (id, session_id, summary, reason, summariser, message_count, started_at, ended_at, created_at, searchable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [row.id, row.session_id, row.summary, row.reason, row.summariser, row.message_count, row.started_at, row.ended_at, now, searchable ? 1 : 0],
         ).lastInsertRowid,
       ),
     );
-    this.events.emit({ kind: 'upsert', tier: 'episode', id: row.id, text: row.summary });
+    // An episode kept out of search is nothing the vector index, term statistics or wiki follow.
+    if (searchable) this.events.emit({ kind: 'upsert', tier: 'episode', id: row.id, text: row.summary });
     return episodeFromRow(row);
   }
 

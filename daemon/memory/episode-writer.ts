@@ -20,6 +20,8 @@ export interface EpisodeInput {
   messageCount: number;
   startedAt: number | null;
   endedAt: number | null;
+  /** False for a trivial session: stored and listed, never searched (default true). */
+  searchable?: boolean;
 }
 
 /** Where episodes go (EpisodeRepository implements it); resolves after the commit. */
@@ -44,6 +46,34 @@ export interface EpisodeWriterDeps {
   onFallback?: (err: unknown) => void;
   /** Takes out what the user asked to forget (forgetting.ts), from the transcript and the summary. */
   redact?: (text: string) => string;
+  /** Assistant replies that say a request was not understood or failed (the local agent's fallback). */
+  isCanned?: (reply: string) => boolean;
+}
+
+/** Exchanges a session needs before its episode is searchable: one-shot sessions only repeat a note or a failure. */
+export const MIN_EXCHANGES = 2;
+
+/**
+ * Exchanges that carry something: a user message with a content word (a greeting has none) answered
+ * by an assistant reply that is not canned (a fallback or a failure).
+ */
+export function exchanges(messages: readonly ChatMessage[], isCanned: (reply: string) => boolean = () => false): number {
+  let n = 0;
+  let asked = false;
+  for (const m of messages) {
+    if (m.role === 'user') asked = contentWords(m.content).length > 0;
+    else if (m.role === 'assistant' && asked && m.content.trim() !== '') {
+      if (!isCanned(m.content.trim())) n++;
+      asked = false;
+    }
+  }
+  return n;
+}
+
+/** A canned-reply test from reply templates ("I didn't understand “{text}”…"): each {slot} matches anything. */
+export function cannedReplies(templates: readonly string[]): (reply: string) => boolean {
+  const res = templates.map((t) => new RegExp(`^${t.split(/\{[a-z_]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[\\s\\S]*')}$`));
+  return (reply) => res.some((re) => re.test(reply));
 }
 
 /** Summarises a span of conversation and stores it; null when the span has nothing said in it. */
@@ -72,6 +102,7 @@ export async function writeEpisode(deps: EpisodeWriterDeps, span: TranscriptSpan
     messageCount: span.messages.length,
     startedAt: span.startedAt ?? null,
     endedAt: span.endedAt ?? null,
+    searchable: exchanges(messages, deps.isCanned) >= MIN_EXCHANGES,
   });
 }
 

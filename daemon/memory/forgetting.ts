@@ -87,9 +87,11 @@ export class Forgetting {
   }
 
   private redactEpisodes(db: Db, match: string, print: Fingerprint): MemoryChange[] {
+    // Episodes kept out of search (trivial sessions) are not in the FTS index: they are read directly.
     const rows = db.all<{ seq: number; id: string; summary: string }>(
-      'SELECT seq, id, summary FROM memory_episodes WHERE seq IN (SELECT rowid FROM memory_episodes_fts WHERE memory_episodes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)',
-      [match, SCAN_LIMIT],
+      `SELECT seq, id, summary FROM memory_episodes WHERE seq IN (SELECT rowid FROM memory_episodes_fts WHERE memory_episodes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
+       UNION ALL SELECT * FROM (SELECT seq, id, summary FROM memory_episodes WHERE searchable = 0 ORDER BY seq DESC LIMIT ?)`,
+      [match, SCAN_LIMIT, SCAN_LIMIT],
     );
     const changes: MemoryChange[] = [];
     for (const r of rows) {

@@ -103,4 +103,21 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       db.run('CREATE TABLE memory_forgotten (id TEXT PRIMARY KEY, terms TEXT NOT NULL, created_at INTEGER NOT NULL)');
     },
   },
+  {
+    version: 5,
+    description: 'memory: episodes of trivial sessions are kept but not searchable (not in FTS, not embedded)',
+    // The FTS triggers index only searchable episodes; rows written before stay searchable.
+    up: `ALTER TABLE memory_episodes ADD COLUMN searchable INTEGER NOT NULL DEFAULT 1;
+    DROP TRIGGER memory_episodes_ai; DROP TRIGGER memory_episodes_ad; DROP TRIGGER memory_episodes_au;
+    CREATE TRIGGER memory_episodes_ai AFTER INSERT ON memory_episodes WHEN new.searchable = 1 BEGIN
+      INSERT INTO memory_episodes_fts(rowid, summary) VALUES (new.seq, new.summary);
+    END;
+    CREATE TRIGGER memory_episodes_ad AFTER DELETE ON memory_episodes WHEN old.searchable = 1 BEGIN
+      INSERT INTO memory_episodes_fts(memory_episodes_fts, rowid, summary) VALUES ('delete', old.seq, old.summary);
+    END;
+    CREATE TRIGGER memory_episodes_au AFTER UPDATE OF summary, searchable ON memory_episodes BEGIN
+      INSERT INTO memory_episodes_fts(memory_episodes_fts, rowid, summary) SELECT 'delete', old.seq, old.summary WHERE old.searchable = 1;
+      INSERT INTO memory_episodes_fts(rowid, summary) SELECT new.seq, new.summary WHERE new.searchable = 1;
+    END;`,
+  },
 ];

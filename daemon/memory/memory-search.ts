@@ -9,7 +9,7 @@ import { decayFactor, retention, type DecayStore, type RecallTracker } from './d
 import { EmbeddingError, type Embedder } from './embedder';
 import { iso } from './ids';
 import { lexicalMatches, rowsByIds, type CandidateRow } from './lexical-match';
-import { queryTerms } from './query-terms';
+import { documentStems, queryTerms } from './query-terms';
 import { inReadTransaction } from './read-transaction';
 import type { TermStats } from './term-stats';
 import type { VectorIndex } from './vector-index';
@@ -47,7 +47,38 @@ interface Fused extends CandidateRow {
   semantic: number | null;
 }
 
+interface Ranked {
+  f: Fused;
+  relevance: number;
+  retention: number;
+}
+
 const DAY_MS = 86_400_000;
+/** Share of a note's or fact's content words an episode must hold to count as repeating it. */
+const REPEAT_SHARE = 0.75;
+
+/**
+ * Notes and facts answer; an episode that merely repeats one of them ("User: remember that … /
+ * Assistant: I'll remember that …") ranks just below it (issue 9 item 14). Only the window of the
+ * top results is compared, so this costs a few dozen tokenizations at most. True when it moved any.
+ */
+function demoteRepeats(window: Ranked[]): boolean {
+  const answers = window.filter((r) => r.f.tier !== 'episode');
+  const episodes = window.filter((r) => r.f.tier === 'episode');
+  if (answers.length === 0 || episodes.length === 0) return false;
+  const answerStems = answers.map((a) => ({ a, stems: queryTerms(a.f.summary).map((t) => t.stem) }));
+  let moved = false;
+  for (const e of episodes) {
+    const held = documentStems(e.f.summary);
+    for (const { a, stems } of answerStems) {
+      if (stems.length === 0 || e.relevance < a.relevance) continue;
+      if (stems.filter((st) => held.has(st)).length / stems.length < REPEAT_SHARE) continue;
+      e.relevance = round(Math.max(0, a.relevance - 1e-4));
+      moved = true;
+    }
+  }
+  return moved;
+}
 
 export class MemorySearch {
   private readonly clock: () => number;
@@ -75,7 +106,7 @@ export class MemorySearch {
     }
     const now = this.clock();
     const params = this.deps.decay.get();
-    const ranked: { f: Fused; relevance: number; retention: number }[] = [];
+    const ranked: Ranked[] = [];
     for (const f of fused.values()) {
       const semantic = f.semantic ?? 0;
       // The floor judges how much of the query an item answers (coverage, not the focus nudge).
@@ -85,7 +116,9 @@ export class MemorySearch {
       const recency = Math.exp(-Math.max(0, now - f.created_at) / (tuning.recencyDays * DAY_MS));
       ranked.push({ f, retention: r, relevance: round(match * decayFactor(params, r) * (1 - tuning.recencyWeight + tuning.recencyWeight * recency)) });
     }
-    ranked.sort((a, b) => b.relevance - a.relevance || b.f.created_at - a.f.created_at);
+    const order = (a: Ranked, b: Ranked): number => b.relevance - a.relevance || b.f.created_at - a.f.created_at;
+    ranked.sort(order);
+    if (demoteRepeats(ranked.slice(0, 2 * opts.limit))) ranked.sort(order);
     const top: SearchResultItem[] = ranked.slice(0, opts.limit).map(({ f, relevance, retention: r }) => ({
       id: f.id,
       timestamp: iso(f.created_at),

@@ -53,6 +53,8 @@ export interface MemoryParts {
   onSummariserFallback?: (err: unknown) => void;
   /** Redacts what was forgotten from a new episode (forgetting.ts); identity when absent. */
   redact?: (text: string) => string;
+  /** Replies that say a request failed or was not understood (episode-writer.ts exchanges()). */
+  isCanned?: (reply: string) => boolean;
 }
 
 /** The concrete facade over the tiers (constructed in daemon/main.ts by createMemory()). */
@@ -89,7 +91,7 @@ export class Memory implements MemoryService {
   }
 
   recordEpisode(span: TranscriptSpan): Promise<Episode | null> {
-    const { episodes: sink, summariser, onSummariserFallback: onFallback, redact } = this.parts;
-    return writeEpisode({ sink, summariser, ...(onFallback ? { onFallback } : {}), ...(redact ? { redact } : {}) }, span);
+    const { episodes: sink, summariser, onSummariserFallback: onFallback, redact, isCanned } = this.parts;
+    return writeEpisode({ sink, summariser, ...(onFallback ? { onFallback } : {}), ...(redact ? { redact } : {}), ...(isCanned ? { isCanned } : {}) }, span);
   }
 }

@@ -1,5 +1,6 @@
-// The memory wiki (spec 1.3): notes, episodes and graph entries compiled into durable pages, one per
-// entity (a knowledge-graph subject with at least two facts) or topic (a note tag). Every statement
+// The memory wiki (spec 1.3): notes and graph entries compiled into durable pages, one per entity (a
+// knowledge-graph subject with at least two facts) or topic (a note tag); episodes only through the
+// facts that name them as a source (chat lines do not make pages, issue 9 item 14). Every statement
 // names the ids it came from. Pages follow the tiers without a rebuild (docs/memory.md, "Wiki"): a
 // change that makes a page due inserts it as a stale placeholder, a change to one of its members or
 // sources re-checks whether it is still due (removed when not, marked stale when so), and a stale
@@ -148,13 +149,12 @@ export class MemoryWiki {
     const derived = (srcs: string | null): string[] => (srcs ?? '').split('\u001f').map((s) => s.replace(/^(note|episode|knowledge):/, '')).filter((s) => itemExists(this.store, s));
     const out: Statement[] = facts.map((t) => ({ text: `${t.subject} ${t.predicate} ${t.object} (confidence ${t.confidence.toFixed(2)})`, sources: [...new Set([t.id, ...derived(t.srcs)])] }));
     const phrase = `"${entity.replace(/"/g, '""')}"`;
-    for (const [table, fts, col] of [['memory_notes', 'memory_notes_fts', 'text'], ['memory_episodes', 'memory_episodes_fts', 'summary']] as const) {
-      const rows = this.store.all<{ id: string; body: string }>(
-        `SELECT id, ${col} AS body FROM ${table} WHERE seq IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? ORDER BY rowid DESC LIMIT ${MENTIONS})`,
-        [phrase],
-      );
-      out.push(...rows.map((r) => ({ text: snippet(r.body), sources: [r.id] })));
-    }
+    // Notes, not chat lines: an episode retells a conversation, and its lines would crowd the page.
+    const rows = this.store.all<{ id: string; body: string }>(
+      `SELECT id, text AS body FROM memory_notes WHERE seq IN (SELECT rowid FROM memory_notes_fts WHERE memory_notes_fts MATCH ? ORDER BY rowid DESC LIMIT ${MENTIONS})`,
+      [phrase],
+    );
+    out.push(...rows.map((r) => ({ text: snippet(r.body), sources: [r.id] })));
     return out;
   }
 
@@ -181,6 +181,7 @@ export class MemoryWiki {
         return;
       }
       if (change.tier === 'knowledge') return this.factChanged(db, change.id, now);
+      if (change.tier === 'episode') return; // pages are built from facts and notes only
       const text = (change.text ?? '').toLowerCase();
       const pages = db.all<{ slug: string; title: string }>("SELECT slug, title FROM memory_wiki_pages WHERE kind = 'entity' AND stale = 0");
       for (const p of pages) if (text.includes(p.title.toLowerCase())) db.run('UPDATE memory_wiki_pages SET stale = 1 WHERE slug = ?', [p.slug]);

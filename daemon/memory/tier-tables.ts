@@ -12,11 +12,13 @@ export interface TierTables {
   summary: string;
   /** Columns of the FTS5 table (each is highlighted to learn which query terms an item holds). */
   columns: number;
+  /** SQL condition on the item table (alias x) for items that are searched and embedded at all. */
+  searchable: string;
 }
 
 export const TIERS: readonly TierTables[] = [
-  { tier: 'note', table: 'memory_notes', fts: 'memory_notes_fts', vocab: 'memory_notes_vocab', text: "text || ' ' || tags", summary: 'text', columns: 2 },
-  { tier: 'episode', table: 'memory_episodes', fts: 'memory_episodes_fts', vocab: 'memory_episodes_vocab', text: 'summary', summary: 'summary', columns: 1 },
+  { tier: 'note', table: 'memory_notes', fts: 'memory_notes_fts', vocab: 'memory_notes_vocab', text: "text || ' ' || tags", summary: 'text', columns: 2, searchable: '1' },
+  { tier: 'episode', table: 'memory_episodes', fts: 'memory_episodes_fts', vocab: 'memory_episodes_vocab', text: 'summary', summary: 'summary', columns: 1, searchable: 'x.searchable = 1' },
   {
     tier: 'knowledge',
     table: 'memory_triples',
@@ -25,6 +27,7 @@ export const TIERS: readonly TierTables[] = [
     text: "subject || ' ' || predicate || ' ' || object",
     summary: "subject || ' ' || predicate || ' ' || object",
     columns: 3,
+    searchable: '1',
   },
 ];
 

@@ -45,3 +45,23 @@ void test('query parsing drops stopwords, dedupes by stem and quotes FTS5 syntax
     }),
   );
 });
+
+void test('a note and a fact rank above the newer, shorter episodes that merely repeat them (issue 9 item 14)', async (t) => {
+  const clock = { now: Date.parse('2025-01-01T00:00:00Z') };
+  const mem = memoryFixture({ clock: () => clock.now });
+  t.after(() => mem.close());
+  const note = await mem.memory.remember('The spare key for the garden shed hangs behind the boiler door, on the left hook.');
+  const [fact] = await mem.memory.addTriples([{ subject: 'bike pump', predicate: 'is in', object: 'the cellar' }], 'user');
+  clock.now += 20 * 86_400_000;
+  const repeats = await mem.memory.parts.episodes.addEpisode({
+    sessionId: 's', summary: 'User: spare key garden shed behind the boiler door, left hook. Assistant: noted, spare key garden shed boiler door left hook.', reason: 'session_end', summariser: 'extractive', messageCount: 4, startedAt: null, endedAt: null,
+  });
+  const pump = await mem.memory.parts.episodes.addEpisode({ sessionId: 's', summary: 'User: bike pump in the cellar.', reason: 'session_end', summariser: 'extractive', messageCount: 4, startedAt: null, endedAt: null });
+  const other = await mem.memory.parts.episodes.addEpisode({ sessionId: 's', summary: 'User asked where the spare key is; it is with the neighbour.', reason: 'session_end', summariser: 'extractive', messageCount: 4, startedAt: null, endedAt: null });
+  mem.stats.invalidate();
+  const ids = (await mem.memory.search('spare key garden shed', { limit: 10 })).results.map((r) => r.id);
+  assert.deepEqual(ids.slice(0, 2), [note.id, repeats.id]);
+  const pumpIds = (await mem.memory.search('bike pump cellar', { limit: 10 })).results.map((r) => r.id);
+  assert.deepEqual(pumpIds, [fact!.id, pump.id]);
+  assert.ok(!ids.includes(other.id) || ids.indexOf(other.id) > 1);
+});

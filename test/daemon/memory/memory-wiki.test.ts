@@ -88,7 +88,7 @@ void test('a fact derived from a note or episode names it, under one spelling, w
   await mem.memory.forget(ep!.id);
   assert.equal(mem.wiki.list()[0]!.stale, true);
   const after = await mem.wiki.read('carol');
-  assert.equal(after.body.length, 2); // the episode's own mention of Carol went with it
+  assert.equal(after.body.length, 2); // the two facts: chat lines make no statements
   for (const id of [plays!.id, sings!.id]) assert.deepEqual(after.body.find((s) => s.sources[0] === id)!.sources, [id]);
   assert.ok(!after.source_ids.includes(ep!.id));
 });
@@ -195,4 +195,16 @@ void test('a confidence set by hand marks the entity page stale, and the next re
   await mem.memory.parts.knowledge.setConfidence(likes!.id, 0.2);
   assert.equal(mem.wiki.list()[0]!.stale, true);
   assert.match((await mem.wiki.read('bob')).body.map((s) => s.text).join('\n'), /Bob likes jazz \(confidence 0\.20\)/);
+});
+
+void test('pages are built from facts and notes: an episode mentioning the entity is not a statement (issue 9 item 14)', async (t) => {
+  const mem = memoryFixture();
+  t.after(() => mem.close());
+  await mem.memory.addTriples([fact('Dora', 'plays', 'chess'), fact('Dora', 'lives in', 'Linz')], 'user');
+  const note = await mem.memory.remember('Dora lent me her chess clock.');
+  await mem.memory.parts.episodes.addEpisode({ sessionId: 's', summary: 'User: hi. Assistant: hello. User: Dora says hi. Assistant: say hi to Dora.', reason: 'session_end', summariser: 'extractive', messageCount: 4, startedAt: null, endedAt: null });
+  const page = await mem.wiki.read('dora');
+  assert.equal(page.body.length, 3);
+  assert.ok(page.body.some((s) => s.sources.includes(note.id)));
+  assert.ok(page.source_ids.every((id) => !id.startsWith('ep_')));
 });
