@@ -40,7 +40,7 @@ void test('GET /api/providers: cooldown messages come out scrubbed', async (t) =
   const res = await app.inject({ method: 'GET', url: '/api/providers', headers: auth });
   assert.equal(res.statusCode, 200);
   assertClean(res.body);
-  assert.match((res.json() as { providers: ProviderInfo[] }).providers[0]!.cooldown!.message, /^401 .*\[REDACTED\]/);
+  assert.match(res.json<{ providers: ProviderInfo[] }>().providers[0]!.cooldown!.message, /^401 .*\[REDACTED\]/);
 });
 
 void test('an error envelope from these routes is scrubbed too', async (t) => {
@@ -49,7 +49,7 @@ void test('an error envelope from these routes is scrubbed too', async (t) => {
   const res = await app.inject({ method: 'POST', url: '/api/providers/oai/keys', headers: auth, payload: { label: 'main', secret: 'x', probe: true } });
   assert.equal(res.statusCode, 422);
   assertClean(res.body);
-  const body = res.json() as { error: { code: string; message: string; details: { error_class: string } } };
+  const body = res.json<{ error: { code: string; message: string; details: { error_class: string } } }>();
   assert.equal(body.error.code, 'KEY_PROBE_FAILED');
   assert.equal(body.error.details.error_class, 'auth');
   assert.match(body.error.message, /\[REDACTED\]/);
