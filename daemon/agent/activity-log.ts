@@ -21,12 +21,13 @@ export class ActivityLog {
   }
 
   private add(e: AgentEvent): void {
+    if (e.type === 'knowledge_extracted') return; // facts show in the memory views, not the timeline
     const item = this.toItem(e);
     this.items.push(item);
     if (this.items.length > this.capacity) this.items.splice(0, this.items.length - this.capacity);
   }
 
-  private toItem(e: AgentEvent): TimelineItem {
+  private toItem(e: Exclude<AgentEvent, { type: 'knowledge_extracted' }>): TimelineItem {
     const base = { id: `act_${++this.seq}`, at: e.at, session_id: e.sessionId };
     switch (e.type) {
       case 'turn_finished':

@@ -17,6 +17,7 @@ import { RoutePreferences } from './router/route-preferences';
 import { Router } from './router/router';
 import { SessionManager } from './session-manager';
 import { TurnRunner } from './turn-runner';
+import { KnowledgeExtractor, type ExtractionLimits } from './knowledge-extractor';
 import { ToolRegistry } from './tools/tool-registry';
 import { ToolRunner } from './tools/tool-runner';
 import { StaticPermissionHook, type PermissionHook } from './tools/permission-hook';
@@ -56,6 +57,8 @@ export interface AgentDeps {
   workingLimits?: WorkingMemoryLimits;
   now?: () => number;
 }
+  /** Bounds of the model's knowledge-extraction call; defaults when absent. */
+  extraction?: ExtractionLimits;
 
 export class Agent {
   readonly tools = new ToolRegistry();
@@ -68,6 +71,8 @@ export class Agent {
 
   constructor(private readonly deps: AgentDeps) {
     const { logger, settings } = deps;
+  /** The knowledge graph's writer of each turn's stated facts (null without memory). */
+  readonly knowledge: KnowledgeExtractor | null;
     this.events = new AgentEvents(logger.child({ part: 'agent-events' }));
     this.activity.listen(this.events);
     this.memory = deps.memory ? agentMemory(deps.memory) : null;
@@ -77,7 +82,8 @@ export class Agent {
     const router = new Router(this.preferences, { enabled: settings.router.enabled, learn: settings.router.learn_from_corrections });
     const runner = new ToolRunner({ registry: this.tools, permissions: deps.permissions ?? new StaticPermissionHook(), scrubber: new SecretScrubber(deps.secrets), metrics: deps.metrics, logger });
     const context = new ContextBuilder({ identity: deps.identity, memory: this.memory, devices: deps.devices, limits: { identityChars: 6000, memoryHits: 3, workingItems: 12, historyMessages: settings.history_messages } });
-    this.turns = new TurnRunner({ provider: deps.provider, tools: this.tools, runner, router, context, events: this.events, logger, maxToolSteps: settings.max_tool_steps, ...(deps.now ? { now: deps.now } : {}) });
+    this.knowledge = this.memory ? new KnowledgeExtractor({ memory: this.memory, provider: deps.provider, events: this.events, logger: logger.child({ part: 'knowledge' }), ...(deps.extraction ? { limits: deps.extraction } : {}) }) : null;
+    this.turns = new TurnRunner({ provider: deps.provider, tools: this.tools, runner, router, context, events: this.events, logger, maxToolSteps: settings.max_tool_steps, knowledge: this.knowledge ?? undefined, ...(deps.now ? { now: deps.now } : {}) });
     this.sessions = new SessionManager({
       turns: this.turns,
       episodes: deps.memory,
@@ -111,8 +117,16 @@ export class Agent {
       version: this.deps.brain.version,
       uptime_s: Math.round(this.deps.brain.uptimeSeconds() * 1000) / 1000,
       sessions: { open: s.open, with_clients: s.withClients, clients: s.clients, turns_total: s.turnsTotal },
-      provider: { id: this.deps.provider.id, kind: this.deps.provider.kind },
+      provider: this.answering(),
       tools: this.tools.names(),
+    await this.knowledge?.stop();
+  }
+
+  /** The provider answering now (a chain names its member), or `none` when no provider can answer. */
+  private answering(): DashboardStatus['provider'] {
+    const p = this.deps.provider;
+    if (!p.answering) return { id: p.id, kind: p.kind };
+    return p.answering() ?? { id: 'none', kind: 'none' };
       devices: { connected: devices.filter((d) => d.online).length, items: devices },
     };
   }

@@ -2,6 +2,7 @@
 // tools, the context builder and the digital twin use. "forget X" is a search: only notes (what the
 // user asked to keep) that match well are deleted — never episodes or facts on a vague phrase.
 import type { MemoryService } from '../memory/memory-service';
+import type { Triple } from '../../protocol/memory';
 import type { AgentMemory, KnowledgeFact, MemoryHit } from './ports';
 
 /** Relevance a note must reach before "forget <phrase>" deletes it (search relevance is 0..1). */
@@ -26,7 +27,10 @@ export function agentMemory(service: MemoryService): AgentMemory {
     },
     knowledge: async (subject, limit) => {
       const res = service.knowledge({ subject, depth: 0, limit });
-      return res.triples.map((t): KnowledgeFact => ({ id: t.id, subject: t.subject, predicate: t.predicate, object: t.object, confidence: t.confidence }));
+      return res.triples.map(fact);
     },
+    addFacts: async (facts, source) => (await service.addTriples(facts, source)).map(fact),
   };
 }
+
+const fact = (t: Triple): KnowledgeFact => ({ id: t.id, subject: t.subject, predicate: t.predicate, object: t.object, confidence: t.confidence });

@@ -25,6 +25,15 @@ export interface AgentMemory {
   /** Deletes the notes that match the query (best matches first, at most `limit`); returns what was removed. */
   forget(query: string, limit: number): Promise<{ id: string; summary: string }[]>;
   knowledge(subject: string, limit: number): Promise<KnowledgeFact[]>;
+  /** Stores facts with their source (e.g. `turn:<id>`); the same fact from another source merges. */
+  addFacts(facts: readonly FactInput[], source: string): Promise<KnowledgeFact[]>;
+}
+
+export interface FactInput {
+  subject: string;
+  predicate: string;
+  object: string;
+  confidence: number;
 }
 
 export interface DeviceSummary {

@@ -13,6 +13,7 @@ import type { ContextBuilder } from './context-builder';
 import type { AgentEvents } from './agent-events';
 import type { Session } from './session';
 import { respondToCorrection } from './routing-correction';
+import type { KnowledgeExtractor } from './knowledge-extractor';
 
 export type FinishReason = BrainMessageOf<'text_response'>['payload']['finish_reason'];
 
@@ -39,6 +40,8 @@ export interface TurnRunnerDeps {
   logger: Logger;
   /** Tool calls executed per turn at most (settings agent.max_tool_steps). */
   maxToolSteps: number;
+  /** Stores the facts each turn states (knowledge-extractor.ts); none without memory. */
+  knowledge?: KnowledgeExtractor | undefined;
   now?: () => number;
 }
 
@@ -68,12 +71,23 @@ export interface TurnState {
 
 export class TurnRunner {
   private readonly now: () => number;
+  /** Turns running now, of every session (the extractor skips model calls while others run). */
+  private running = 0;
 
   constructor(private readonly deps: TurnRunnerDeps) {
     this.now = deps.now ?? Date.now;
   }
 
   async run(session: Session, turnId: string, userText: string, signal: AbortSignal): Promise<TurnResult> {
+    this.running++;
+    try {
+      return await this.runCounted(session, turnId, userText, signal);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private async runCounted(session: Session, turnId: string, userText: string, signal: AbortSignal): Promise<TurnResult> {
     const startedAt = this.now();
     const correction = this.deps.router.correction(userText);
     const route = correction ? null : this.deps.router.classify(userText);
@@ -87,6 +101,7 @@ export class TurnRunner {
     } else {
       session.lastRoutedText = userText;
       finish = await this.guarded(state, () => this.loop(state, userText));
+      if (finish !== 'cancelled') await this.extract(state, userText);
     }
     const result = this.close(state, finish, correction ?? worker.name);
     session.record({ message: { role: 'user', content: userText }, turnId, at: startedAt });
@@ -109,6 +124,16 @@ export class TurnRunner {
       state.session.broadcast({ type: 'error', session_id: state.session.id, payload: { code: 'TURN_FAILED', message: 'the turn failed inside the brain; see the brain log', details: null, turn_id: state.turnId } });
       this.delta(state, `${state.text ? '\n\n' : ''}Something went wrong on my side while answering; the details are in the brain log.`);
       return 'error';
+    }
+  }
+
+  /** The turn's stated facts into the knowledge graph; a failure there is logged, the answer stands. */
+  private async extract(state: TurnState, userText: string): Promise<void> {
+    if (!this.deps.knowledge) return;
+    try {
+      await this.deps.knowledge.fromTurn({ sessionId: state.session.id, turnId: state.turnId, text: userText, othersRunning: this.running - 1 });
+    } catch (err) {
+      this.deps.logger.error({ err, session_id: state.session.id, turn_id: state.turnId }, 'knowledge extraction failed');
     }
   }
 

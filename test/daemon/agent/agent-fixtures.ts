@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import type { ChatEvent, ChatRequest, Provider, ToolCall } from '../../../daemon/providers/provider';
 import type { MemoryService } from '../../../daemon/memory/memory-service';
-import type { Episode, Note, SearchResponse } from '../../../protocol/memory';
+import type { Episode, Note, SearchResponse, Triple, TripleInput } from '../../../protocol/memory';
 import { Agent, type AgentSettings } from '../../../daemon/agent/agent';
 import { createMetrics, type Metrics } from '../../../daemon/metrics/metrics';
 import type { DeviceDirectory, DeviceSummary, IdentitySource } from '../../../daemon/agent/ports';
@@ -83,8 +83,13 @@ export class FakeMemory implements MemoryService {
     return { triples: [], truncated: false };
   }
 
-  addTriples(): ReturnType<MemoryService['addTriples']> {
-    return Promise.resolve([]);
+  /** Every addTriples call: what was stated and its source. */
+  readonly stated: { triples: TripleInput[]; source: string }[] = [];
+
+  addTriples(triples: readonly TripleInput[], source: string): ReturnType<MemoryService['addTriples']> {
+    this.stated.push({ triples: [...triples], source });
+    const now = new Date().toISOString();
+    return Promise.resolve(triples.map((t, i): Triple => ({ id: `kg_${this.stated.length}_${i}`, tier: 'knowledge', ...t, confidence: t.confidence ?? 0.8, sources: [{ source, confidence: t.confidence ?? 0.8, at: now }], created_at: now, updated_at: now, recall: { count: 0, last_at: null } })));
   }
 
   recordEpisode(span: Parameters<MemoryService['recordEpisode']>[0]): Promise<Episode | null> {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import { ChainExhaustedError } from '../../../daemon/providers/provider';
 import { defineTool } from '../../../daemon/agent/tools/tool';
+import { LocalProvider } from '../../../daemon/providers/local/local-provider';
 import { newTurnId } from '../../../daemon/agent/session-manager';
 import type { BrainMessage } from '../../../protocol/session';
 import { ScriptedProvider, RecordingClient, callTool, makeAgent, say, deferred } from './agent-fixtures';
@@ -144,4 +145,14 @@ void test('tool UI data is sent as sdui_payload and returned as the turn sdui', 
   const sdui = client.frames.find((f) => f.type === 'sdui_payload');
   assert.ok(sdui?.type === 'sdui_payload' && sdui.payload.component.template === 'card');
   assert.equal(result.sdui?.id, 'brain-status');
+});
+
+void test('a turn that states a fact stores it in the knowledge graph with the turn as its source; a question stores none', async () => {
+  const fx = makeAgent(new LocalProvider());
+  const s = fx.agent.sessions.open();
+  const turnId = newTurnId();
+  await fx.agent.sessions.submit(s, 'my dog is called Rex', turnId);
+  assert.deepEqual(fx.memory.stated, [{ triples: [{ subject: "user's dog", predicate: 'is called', object: 'Rex', confidence: 0.6 }], source: `turn:${turnId}` }]);
+  await fx.agent.sessions.submit(s, "what's my dog called?", newTurnId());
+  assert.equal(fx.memory.stated.length, 1);
 });

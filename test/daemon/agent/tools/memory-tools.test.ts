@@ -14,6 +14,7 @@ function searchTool(hits: MemoryHit[]) {
     search: (_q, limit) => Promise.resolve(hits.slice(0, limit)),
     forget: () => Promise.resolve([]),
     knowledge: () => Promise.resolve([]),
+    addFacts: () => Promise.reject(new Error('not used')),
   };
   const tool = memoryTools(memory).find((t) => t.spec.name === 'search_memory');
   assert.ok(tool);
