@@ -1,11 +1,11 @@
 // svc memory …: search, note, episodes, knowledge, wiki, backend, decay, snapshots (spec 4.14
 // "memory backend/decay/query"; docs/memory.md). Every subcommand prints for people, or the API's
-// JSON with --json. Exit 0 on success, 1 when the brain refuses (message printed), 2 on bad usage.
-import { callBrain, type Connection } from '../connection';
+// JSON with --json. Exit 0 on success, 1 when the brain refuses (its message on stderr; with --json
+// the error envelope on stdout), 2 on bad usage.
+import { BrainRefusedError, callBrain, type Connection } from '../connection';
 import type {
   BackendReport, DecayReport, EpisodePage, KnowledgeResult, Note, SearchResponse, SessionRef, Snapshot, WikiList, WikiPage, WikiRebuild,
 } from '../../protocol/memory';
-import type { ErrorEnvelope } from '../../protocol/errors';
 
 type Out = NodeJS.WritableStream;
 const qs = (params: Record<string, string | number | boolean | undefined>): string => {
@@ -17,14 +17,13 @@ const qs = (params: Record<string, string | number | boolean | undefined>): stri
 
 /** Calls the brain; prints either the JSON, the human rendering, or the error. */
 async function call<T>(conn: Connection, out: Out, json: boolean, method: string, path: string, body: unknown, render: (t: T) => string): Promise<number> {
-  const res = await callBrain<T | ErrorEnvelope>(conn, method, path, body);
+  const res = await callBrain<T>(conn, method, path, body);
   if (res.status >= 400) {
-    const e = (res.body as ErrorEnvelope | null)?.error;
-    if (json) out.write(`${JSON.stringify(res.body)}\n`);
-    else out.write(`svc memory: ${e ? `${e.code}: ${e.message}` : `HTTP ${res.status}`}\n`);
+    if (!json) throw BrainRefusedError.of(conn, 'memory', res.status, res.body); // one line on stderr, exit 1 (cli/main.ts)
+    out.write(`${JSON.stringify(res.body)}\n`);
     return 1;
   }
-  out.write(json ? `${JSON.stringify(res.body)}\n` : render(res.body as T));
+  out.write(json ? `${JSON.stringify(res.body)}\n` : render(res.body));
   return 0;
 }
 
