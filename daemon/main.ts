@@ -14,6 +14,7 @@ import { createMetrics } from './metrics/metrics';
 import { Vault } from './vault/vault';
 import { loadVaultKey, VaultKeyError } from './vault/vault-key';
 import { loadApiToken } from './auth/api-token';
+import { tightenHome } from './fs/private-home';
 import { buildApp } from './app';
 import { Lifecycle } from './lifecycle/lifecycle';
 import { createNotifier } from './lifecycle/sd-notify';
@@ -26,7 +27,7 @@ import { LocalProvider } from './providers/local/local-provider';
 import { providerRoutes } from './http/provider-routes';
 import { Agent } from './agent/agent';
 import { emptyDevices } from './agent/ports';
-import { vaultSecrets } from './agent/tools/secret-scrubber';
+import { SecretScrubber, vaultSecrets } from './agent/tools/secret-scrubber';
 import { IdentityFiles } from './identity/identity-files';
 import { DigitalTwin } from './identity/digital-twin';
 import { sessionRoutes } from './ws/session-routes';
@@ -72,6 +73,10 @@ let heldLock: InstanceLock | null = null;
 
 /** Runs the brain in the foreground until SIGTERM/SIGINT. */
 export async function serve(flags: ServeFlags): Promise<void> {
+  // Everything the brain creates in $SVC_HOME is private whatever umask it was started with: files
+  // 0600, directories 0700 (issue 8 §5), including those made by libraries (the database's journal
+  // and lock directory) that take the default modes.
+  process.umask(0o077);
   let home: string;
   let settings: Settings;
   try {
@@ -81,9 +86,11 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.stderr.write(`svc: ${err.message}\n`);
     process.exit(err.exitCode);
   }
-  const logger = createLogger(settings.log.level);
+  // Secrets are known once the vault opens (run); until then the scrubber has none to look for.
+  const scrubber = new SecretScrubber();
+  const logger = createLogger(settings.log.level, undefined, scrubber);
   try {
-    await run(home, settings, logger);
+    await run(home, settings, logger, scrubber);
   } catch (err) {
     heldLock?.release();
     if (err instanceof StartupError) {
@@ -96,7 +103,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   }
 }
 
-async function run(home: string, settings: Settings, logger: Logger): Promise<void> {
+async function run(home: string, settings: Settings, logger: Logger, scrubber: SecretScrubber): Promise<void> {
   const lifecycle = new Lifecycle();
   const lock = new InstanceLock(home);
   try {
@@ -108,6 +115,8 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
   }
   const cleared = lock.clearStaleDatabaseLocks();
   if (cleared.length > 0) logger.warn({ cleared }, 'removed database locks left by a killed brain');
+  const opened = tightenHome(home);
+  if (opened.length > 0) logger.warn({ files: opened }, 'made files in the home private (0600/0700); they were readable by others');
 
   const metrics = createMetrics(settings.metrics.endpoint);
   const store = new SqliteStore(join(home, 'brain.db'), { synchronous: settings.storage.synchronous, groupCommit: settings.storage.group_commit, logger: logger.child({ part: 'store' }) });
@@ -125,6 +134,8 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
 
   const apiToken = loadApiToken({ home, envToken: process.env.SVC_API_TOKEN, credentialsDir: process.env.CREDENTIALS_DIRECTORY });
   chmodSync(home, 0o700);
+  const secrets = vaultSecrets(vault, [apiToken]);
+  scrubber.use(secrets);
 
   const parts: Part[] = [{ name: 'store', stop: () => store.close() }];
   const embeddingKey = settings.memory.embeddings.api_key;
@@ -141,7 +152,7 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
   const created = identity.start();
   if (created.length > 0) logger.info({ created }, 'created identity files from templates; edit them or run `svc setup`');
   // The failover chain (docs/providers.md): providers.chain is the Provider the turn loop streams from.
-  const providers = createProviderChain({ settings: settings.providers, vault, store, metrics, logger, local: new LocalProvider(), reloadVault: () => vault.open().state });
+  const providers = createProviderChain({ settings: settings.providers, vault, store, metrics, logger, local: new LocalProvider(), reloadVault: () => vault.open().state, scrub: (text) => scrubber.scrub(text) });
   const agent = new Agent({
     provider: providers.chain,
     memory: memory.memory,
@@ -152,7 +163,7 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     logger: logger.child({ part: 'agent' }),
     settings: settings.agent,
     brain: { version: VERSION, uptimeSeconds: () => lifecycle.uptimeSeconds(), stopping: () => lifecycle.stopping },
-    secrets: vaultSecrets(vault, [apiToken]),
+    secrets,
     workingLimits: { maxItems: settings.memory.working.max_items, maxBytes: settings.memory.working.max_bytes },
   });
   sessionPort.attach(agent.sessions);
@@ -170,7 +181,7 @@ async function run(home: string, settings: Settings, logger: Logger): Promise<vo
     timeouts: { requestMs: settings.server.request_timeout_ms, headersMs: Math.min(settings.server.headers_timeout_ms, settings.server.request_timeout_ms) },
     routes: [
       memoryRoutes(memory),
-      providerRoutes(providers),
+      providerRoutes({ keys: providers.keys, models: providers.models, scrubber }),
       dashboardRoutes({ agent, identity }),
       identityRoutes({ files: identity, twin: new DigitalTwin(identity, agent.memory, { relevanceFloor: settings.memory.search.relevance_floor }) }),
     ],
