@@ -2,20 +2,27 @@
 // Shared by search-quality.test.ts (asserts floors) and bench/sections/memory.mjs (reports numbers).
 //   precision@5: of the results in the top 5 (a floor may return fewer), the share that is expected
 //   recall@10:   of the expected items, the share found in the top 10
-//   empty-answer accuracy: of the queries about things never stored, the share answered with nothing
+//   empty-answer accuracy: of the queries about things never stored (or stored and forgotten), the
+//                          share answered with nothing
+//   answer-first accuracy: of the queries whose note is repeated by a newer episode, the share whose
+//                          first result is the note
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MemoryCapability } from '../../../daemon/memory/create-memory';
 
 export interface EvalItem {
   id: string;
-  tier: 'note' | 'episode';
+  /** 'chat': a session transcript, written through recordEpisode like the agent does. */
+  tier: 'note' | 'episode' | 'chat';
   text: string;
   age_days: number;
+  messages?: { role: 'user' | 'assistant'; content: string }[];
+  /** Forgotten (deleted as a note) once everything is loaded. */
+  forget?: boolean;
 }
 export interface EvalSet {
   items: EvalItem[];
-  queries: { q: string; expected: string[] }[];
+  queries: { q: string; expected: string[]; first?: string }[];
 }
 
 export interface EvalMetrics {
@@ -25,6 +32,7 @@ export interface EvalMetrics {
   precision_at_5: number;
   recall_at_10: number;
   empty_answer_accuracy: number;
+  answer_first_accuracy: number;
   /** Positive queries answered with nothing (the floor was too strict for them). */
   missed_positive: number;
   failures: { q: string; expected: string[]; got: string[] }[];
@@ -43,10 +51,13 @@ export async function loadItems(cap: MemoryCapability, set: EvalSet, clock: { no
     const id =
       item.tier === 'note'
         ? (await cap.memory.remember(item.text)).id
-        : (await cap.memory.parts.episodes.addEpisode({ sessionId: null, summary: item.text, reason: 'session_end', summariser: 'eval', messageCount: 2, startedAt: null, endedAt: null })).id;
-    ids.set(item.id, id);
+        : item.tier === 'chat'
+          ? (await cap.memory.recordEpisode({ sessionId: item.id, messages: item.messages ?? [], reason: 'session_end' }))?.id
+          : (await cap.memory.parts.episodes.addEpisode({ sessionId: null, summary: item.text, reason: 'session_end', summariser: 'eval', messageCount: 2, startedAt: null, endedAt: null })).id;
+    if (id) ids.set(item.id, id);
   }
   clock.now = start;
+  for (const item of set.items) if (item.forget) await cap.memory.forget(ids.get(item.id)!);
   cap.stats.invalidate();
   return ids;
 }
@@ -59,8 +70,10 @@ export async function evaluate(cap: MemoryCapability, set: EvalSet, ids: Map<str
   let empties = 0;
   let emptyRight = 0;
   let missed = 0;
+  let firsts = 0;
+  let firstRight = 0;
   const failures: EvalMetrics['failures'] = [];
-  for (const { q, expected } of set.queries) {
+  for (const { q, expected, first } of set.queries) {
     const res = await cap.memory.search(q, { limit: 10 });
     const got = res.results.map((r) => back.get(r.id) ?? r.id);
     if (expected.length === 0) {
@@ -70,6 +83,11 @@ export async function evaluate(cap: MemoryCapability, set: EvalSet, ids: Map<str
       continue;
     }
     positives++;
+    if (first !== undefined) {
+      firsts++;
+      if (got[0] === first) firstRight++;
+      else failures.push({ q, expected: [first], got });
+    }
     const top5 = got.slice(0, 5);
     const hits5 = top5.filter((g) => expected.includes(g)).length;
     p5 += top5.length === 0 ? 0 : hits5 / top5.length;
@@ -85,6 +103,7 @@ export async function evaluate(cap: MemoryCapability, set: EvalSet, ids: Map<str
     precision_at_5: r(p5 / positives),
     recall_at_10: r(r10 / positives),
     empty_answer_accuracy: r(emptyRight / empties),
+    answer_first_accuracy: firsts === 0 ? 1 : r(firstRight / firsts),
     missed_positive: missed,
     failures,
   };
