@@ -72,8 +72,10 @@ export class LocalProvider implements Provider {
       yield* this.say(this.data.unavailable.replace('{tool}', match.tool));
     } else {
       const args = Object.fromEntries(Object.entries(match.arguments).filter(([, v]) => v !== ''));
-      // "what is my dog's name": the note says "my dog is called …", so "name" would only narrow the search.
-      if (match.tool === 'search_memory' && args.query) args.query = args.query.replace(/'s name$/i, '');
+      // The search gets the question's content words: "when does the recycling go out" → "recycling"
+      // (the note says "goes out every other Friday"; extra words only lower its relevance), and
+      // "what is my dog's name" → "dog" (the note says "is called").
+      if (match.tool === 'search_memory' && args.query) args.query = terms(args.query.replace(/'s name$/i, '')).join(' ') || args.query;
       yield* this.call(match.intent, match.tool, args);
     }
   }

@@ -34,17 +34,23 @@ export function recallAnswer(question: string, hits: readonly RecallHit[], minOv
   const scored = hits
     .map((h) => ({ h, score: overlap(q, terms(h.summary)) }))
     .filter((x) => x.h.tier !== 'episode' && x.score >= minOverlap && x.h.summary.trim() !== '')
-    .sort((a, b) => b.score - a.score || b.h.relevance - a.h.relevance);
+    .sort((a, b) => b.score - a.score || tierRank(a.h) - tierRank(b.h) || b.h.relevance - a.h.relevance);
   const best = scored[0];
   if (!best) return null;
-  const picked: { text: string; id: string }[] = [];
+  const picked: { text: string; id: string; terms: Set<string> }[] = [];
   for (const x of scored) {
     if (x.score < best.score || picked.length >= MAX_ANSWERS) break;
+    // A fact extracted from a note says nothing the note does not: its words are all in the note.
     const text = secondPerson(x.h.summary);
-    if (!picked.some((p) => p.text.toLowerCase() === text.toLowerCase())) picked.push({ text, id: x.h.id });
+    const own = terms(text);
+    if (picked.some((p) => own.every((w) => p.terms.has(w)))) continue;
+    picked.push({ text, id: x.h.id, terms: new Set(own) });
   }
   return { text: picked.map((p) => p.text).join(' '), ids: picked.map((p) => p.id) };
 }
+
+/** Notes first on a tie: a knowledge fact is usually extracted from a note and says less. */
+const tierRank = (h: RecallHit): number => (h.tier === 'note' ? 0 : 1);
 
 const SWAPS: readonly [RegExp, string][] = [
   [/\b(?:the )?user's\b/gi, 'your'],

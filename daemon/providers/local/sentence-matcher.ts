@@ -27,7 +27,8 @@ interface Compiled {
   patterns: RegExp[];
 }
 
-type Token = { kind: 'word'; text: string } | { kind: 'group'; alts: string[]; optional: boolean } | { kind: 'slot'; name: string };
+/** A word `glued` to the slot before it ("{owner}'s") follows it without a space. */
+type Token = { kind: 'word'; text: string; glued?: boolean } | { kind: 'group'; alts: string[]; optional: boolean } | { kind: 'slot'; name: string };
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -66,19 +67,25 @@ export function tokenise(sentence: string): Token[] {
     } else {
       let end = i;
       while (end < sentence.length && !' [({'.includes(sentence[end]!)) end++;
-      tokens.push({ kind: 'word', text: sentence.slice(i, end).toLowerCase() });
+      const glued = i > 0 && sentence[i - 1] === '}';
+      tokens.push({ kind: 'word', text: sentence.slice(i, end).toLowerCase(), ...(glued ? { glued } : {}) });
       i = end;
     }
   }
   return tokens;
 }
 
-/** Each token consumes its text plus one following space; the input gets a trailing space to match. */
+/**
+ * Each token consumes its text plus one following space (a slot followed by a glued word, none); the
+ * input gets a trailing space to match.
+ */
 export function compileSentence(sentence: string): RegExp {
-  const body = tokenise(sentence)
-    .map((t) => {
+  const tokens = tokenise(sentence);
+  const body = tokens
+    .map((t, i) => {
       if (t.kind === 'word') return `${escape(t.text)} `;
-      if (t.kind === 'slot') return `(?<${t.name}>\\S.*?) `;
+      const next = tokens[i + 1];
+      if (t.kind === 'slot') return `(?<${t.name}>\\S.*?)${next?.kind === 'word' && next.glued ? '' : ' '}`;
       const alt = `(?:${t.alts.map(escape).join('|')}) `;
       return t.optional ? `(?:${alt})?` : alt;
     })

@@ -48,3 +48,8 @@ void test('property: an answer is made only of hits that are notes or facts, and
     }),
   );
 });
+
+void test('a fact extracted from a note does not repeat it', () => {
+  const hits = [hit('k1', 'garage code is 4821', 'knowledge', 0.9), hit('n1', 'The garage code is 4821', 'note', 0.5)];
+  assert.deepEqual(recallAnswer('what is the garage code', hits), { text: 'The garage code is 4821.', ids: ['n1'] });
+});

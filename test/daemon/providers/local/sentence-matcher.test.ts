@@ -56,3 +56,9 @@ void test('{utterance} is the whole request, a reply is filled and capitalised, 
   assert.equal(m.match('Remember: the parcel: next door')?.arguments.text, 'the parcel: next door');
   assert.throws(() => compileSentence('say {utterance}'), /bad slot/, 'utterance is reserved');
 });
+
+void test('a word glued to a slot follows it without a space', () => {
+  const m = new SentenceMatcher([{ intent: 'statement', tool: 'remember', args: { owner: '{owner}', thing: '{thing}' }, sentences: ["{owner}'s {thing} is {value}"] }]);
+  assert.deepEqual(m.match("Mum's birthday is on 3 May")?.arguments, { owner: 'Mum', thing: 'birthday' });
+  assert.equal(m.match('Mum s birthday is 3 May'), null);
+});
