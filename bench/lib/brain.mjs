@@ -90,6 +90,50 @@ export async function startBrain(root, { home, port, runtime, token, env = {}, t
 }
 
 /**
+ * Spawns `node dist/svc.mjs serve` as a terminal, a container or a process manager runs it: no runtime
+ * flags, none of cli/brain-runtime.ts's variables. It re-executes itself with them (cli/reexec.ts) unless
+ * `reexec` is false (SVC_BRAIN_RUNTIME=1, how it ran before it did). Resolves at the first /health 200
+ * with the pid of the process that serves (brain.pid) and of the one that was started.
+ */
+export async function startServe(root, runtime, { home, port, reexec = true, timeoutMs = 30_000 }) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !(k in runtime.env) && k !== 'SVC_BRAIN_RUNTIME' && k !== 'NODE_OPTIONS'));
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [join(root, 'dist/svc.mjs'), 'serve', '--port', String(port)], {
+    env: { ...env, SVC_HOME: home, SVC_LOG_LEVEL: 'warn', SVC_API_TOKEN: '', ...(reexec ? {} : { SVC_BRAIN_RUNTIME: '1' }) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  let exited = null;
+  child.on('exit', (code) => (exited = code));
+  for (;;) {
+    if (exited !== null) throw new Error(`svc serve exited with ${exited}: ${stderr}`);
+    if (performance.now() - t0 > timeoutMs) throw new Error(`svc serve not healthy within ${timeoutMs} ms: ${stderr}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(2);
+  }
+  const startMs = performance.now() - t0;
+  const brainPid = Number(readFileSync(join(home, 'brain.pid'), 'utf8').split('\n')[0]);
+  return {
+    startMs,
+    brainPid,
+    startedPid: child.pid,
+    stop: () =>
+      new Promise((resolve) => {
+        if (exited !== null) return resolve(exited);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/**
  * Pins servers to the last core and this process (the load generator) to the others, so the two do
  * not fight over a core; returns { serverCpu, pin(pid), undo() }, or null without taskset or a 2nd core.
  */
