@@ -89,3 +89,32 @@ void test('svc key and svc models drive the provider chain of a running brain', 
   assert.equal((await svc(brain, ['key', 'remove', 'oai', 'main'])).code, 1);
   assert.equal(await brain.stop(), 0);
 });
+
+void test('a provider whose every key is disabled: status names the provider answering, models list says unavailable, the local agent says why', { timeout: 120_000 }, async (t) => {
+  const oai = await startOpenAiServer();
+  const home = tempHome();
+  t.after(async () => {
+    await oai.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+  writeFileSync(join(home, 'settings.json'), JSON.stringify({ providers: { chain: [{ id: 'oai', kind: 'openai', base_url: oai.baseURL, model: 'gpt-fake-mini' }, { id: 'local', kind: 'local' }] } }));
+  const brain = await startBrain({ home, keepHome: true });
+  t.after(() => brain.kill());
+  oai.reply(() => textReply('ok'));
+  assert.equal((await svc(brain, ['key', 'add', 'oai', 'main'], `${OAI_KEY}\n`)).code, 0);
+  const status = async (): Promise<{ id: string; kind: string }> => ((await (await brain.api('/api/dashboard/status')).json()) as { provider: { id: string; kind: string } }).provider;
+  assert.deepEqual(await status(), { id: 'oai', kind: 'openai' });
+
+  oai.reply(() => openAiErrors.auth()); // the key is revoked
+  const first = await svc(brain, ['write me a poem']);
+  assert.equal(first.code, 0, first.err);
+  assert.match(first.out, /No model can answer right now: oai: .*svc key recover/);
+  assert.doesNotMatch(first.out, /connect a model/);
+  const again = await svc(brain, ['write me a poem']);
+  assert.match(again.out, /oai: key main disabled after auth until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ; once the key is fixed run `svc key recover`/);
+  assert.deepEqual(await status(), { id: 'local', kind: 'local' });
+  assert.match((await svc(brain, ['how are you?'])).out, /answering with local/);
+  const overview = JSON.parse((await svc(brain, ['models', 'list', '--json'])).out) as { id: string; state: string }[];
+  assert.deepEqual(overview.map((p) => `${p.id}:${p.state}`), ['oai:unavailable', 'local:ok']);
+  assert.ok(!brain.lines.join('\n').includes(OAI_KEY), 'no key in the brain log');
+});
