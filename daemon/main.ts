@@ -20,6 +20,7 @@ import { Lifecycle } from './lifecycle/lifecycle';
 import { createNotifier } from './lifecycle/sd-notify';
 import { startParts, stopParts, type Part } from './lifecycle/parts';
 import { createMemory } from './memory/create-memory';
+import { llmSummariser } from './memory/llm-summariser';
 import { DeferredSessionPort } from './memory/session-port';
 import { memoryRoutes } from './http/memory-routes';
 import { createProviderChain } from './providers/create-provider-chain';
@@ -153,6 +154,8 @@ async function run(home: string, settings: Settings, logger: Logger, scrubber: S
   if (created.length > 0) logger.info({ created }, 'created identity files from templates; edit them or run `svc setup`');
   // The failover chain (docs/providers.md): providers.chain is the Provider the turn loop streams from.
   const providers = createProviderChain({ settings: settings.providers, vault, store, metrics, logger, local: new LocalProvider(), reloadVault: () => vault.open().state, scrub: (text) => scrubber.scrub(text) });
+  // Episodes are summarised by the model once there is one (extractive when it fails, is busy or is the local agent).
+  memory.memory.useSummariser(llmSummariser({ provider: providers.chain }));
   const agent = new Agent({
     provider: providers.chain,
     memory: memory.memory,

@@ -10,6 +10,7 @@ import { OpenAiEmbedder, type Embedder } from './embedder';
 import { EmbeddingIndexer } from './embedding-indexer';
 import { EpisodeRepository } from './episode-repository';
 import { Forgetting } from './forgetting';
+import { SummaryUnavailable } from './llm-summariser';
 import { cannedReplies, extractiveSummariser, type Summariser } from './episode-writer';
 import localAgent from '../providers/local/sentences.json';
 import { KnowledgeGraph } from './knowledge-graph';
@@ -95,7 +96,8 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
     summariser: deps.summariser ?? extractiveSummariser(),
     redact: (text) => forgetting.redact(text),
     isCanned: cannedReplies(deps.cannedReplies ?? LOCAL_CANNED),
-    onSummariserFallback: (err) => logger.warn({ err }, 'episode summariser failed; wrote an extractive summary instead'),
+    onSummariserFallback: (err) =>
+      err instanceof SummaryUnavailable ? logger.debug({ reason: err.message }, 'episode summarised extractively') : logger.warn({ err }, 'episode summariser failed; wrote an extractive summary instead'),
   });
   const wiki = new MemoryWiki(store, events, (err) => logger.error({ err }, 'wiki: marking pages stale failed'), clock);
   const snapshots = new SessionSnapshots(store, deps.sessions ?? new InMemorySessions(), clock);

@@ -59,7 +59,19 @@ export interface MemoryParts {
 
 /** The concrete facade over the tiers (constructed in daemon/main.ts by createMemory()). */
 export class Memory implements MemoryService {
-  constructor(readonly parts: MemoryParts) {}
+  private summariser: Summariser;
+
+  constructor(readonly parts: MemoryParts) {
+    this.summariser = parts.summariser;
+  }
+
+  /**
+   * The port the composition root fills once the providers exist (memory is built before them):
+   * episodes are summarised by the model from then on (llm-summariser.ts), extractive when it fails.
+   */
+  useSummariser(summariser: Summariser): void {
+    this.summariser = summariser;
+  }
 
   remember(text: string, opts: RememberOptions = {}): Promise<Note> {
     return this.parts.notes.add({ text, source: opts.source, tags: opts.tags });
@@ -91,7 +103,8 @@ export class Memory implements MemoryService {
   }
 
   recordEpisode(span: TranscriptSpan): Promise<Episode | null> {
-    const { episodes: sink, summariser, onSummariserFallback: onFallback, redact, isCanned } = this.parts;
+    const { episodes: sink, onSummariserFallback: onFallback, redact, isCanned } = this.parts;
+    const summariser = this.summariser;
     return writeEpisode({ sink, summariser, ...(onFallback ? { onFallback } : {}), ...(redact ? { redact } : {}), ...(isCanned ? { isCanned } : {}) }, span);
   }
 }
