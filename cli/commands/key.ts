@@ -42,7 +42,8 @@ interface ErrorBody {
 /** Prints the brain's error envelope; 1 for every refusal. */
 export function reportError(io: Pick<CliIo, 'err'>, status: number, body: unknown): number {
   const e = (body as ErrorBody | null)?.error;
-  io.err.write(`svc: ${e ? e.message : `the brain answered ${status}`}\n`);
+  const hint = status === 401 ? ' (the token comes from SVC_API_TOKEN or $SVC_HOME/api-token; `svc doctor` checks it)' : '';
+  io.err.write(`svc: ${e ? e.message : `the brain answered ${status}`}${hint}\n`);
   return 1;
 }
 
