@@ -121,3 +121,21 @@ test('a write that cannot be persisted leaves the in-memory vault unchanged', (t
 test('only 32-byte keys are accepted', () => {
   assert.throws(() => new Vault({ file: '/nonexistent', key: randomBytes(16), onDecryptError: () => undefined }), /32 bytes/);
 });
+
+test('the revision moves on open, set and delete, and only then (the scrubber rebuilds on it)', (t) => {
+  const { vault } = openVault(join(home(t), 'vault.json'), randomBytes(32));
+  const r0 = vault.revision();
+  vault.get('providers', 'x');
+  vault.keys('providers');
+  assert.equal(vault.revision(), r0, 'reads change nothing');
+  vault.set('providers', 'oai:main', 'sk-one-0123456789');
+  const r1 = vault.revision();
+  assert.ok(r1 > r0);
+  assert.equal(vault.delete('providers', 'missing'), false);
+  assert.equal(vault.revision(), r1, 'deleting nothing changes nothing');
+  vault.delete('providers', 'oai:main');
+  assert.ok(vault.revision() > r1);
+  const r2 = vault.revision();
+  vault.open();
+  assert.ok(vault.revision() > r2, 'a reopen may bring other secrets (svc key recover)');
+});
