@@ -41,7 +41,8 @@ export function procStat(pid: number): ProcStat | null {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ESRCH') return null; // no such process, or no procfs (not Linux)
+    // No such process, no procfs (not Linux), or another user's process under hidepid: unknown.
+    if (code === 'ENOENT' || code === 'ESRCH' || code === 'EACCES' || code === 'EPERM') return null;
     throw err;
   }
   // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
