@@ -5,7 +5,7 @@
 // database file, the chat answers or /api/providers; every entry of $SVC_HOME is 0600/0700.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBrain, tempHome } from '../helpers/brain-process';
 import { connect } from '../helpers/session-client';
@@ -44,6 +44,7 @@ void test('a key echoed by a provider in every encoding reaches no log, database
 
   const previous = process.umask(0);
   const home = tempHome();
+  t.after(() => rmSync(home, { recursive: true, force: true }));
   writeFileSync(join(home, 'settings.json'), JSON.stringify({ providers: { chain: [{ id: 'oai', kind: 'openai', base_url: oai.baseURL, model: 'gpt-fake-mini' }] } }));
   const brain = await startBrain({ home }).finally(() => process.umask(previous));
   t.after(() => brain.kill());
@@ -91,13 +92,15 @@ void test('a key echoed by a provider in every encoding reaches no log, database
     'GET /api/providers/keys': await (await brain.api('/api/providers/keys')).text(),
     'models test': modelTest,
   };
+  const modes = readdirSync(home, { recursive: true }).map((name) => [String(name), statSync(join(home, String(name)))] as const);
+  // Stopped, so the session's episode (which quotes the failed turns) is written too.
+  const code = await brain.stop();
+  assert.equal(code, 0);
   for (const name of readdirSync(home)) {
     if (name === 'vault.json' || !statSync(join(home, name)).isFile()) continue; // the vault holds the key, encrypted
     outputs[name] = readFileSync(join(home, name));
   }
-  const modes = readdirSync(home, { recursive: true }).map((name) => [String(name), statSync(join(home, String(name)))] as const);
-  const code = await brain.stop();
-  assert.equal(code, 0);
+  assert.ok(Buffer.from(outputs['brain.db']!).includes('[REDACTED]'), 'brain.db holds the scrubbed cooldown message');
   outputs.log = brain.lines.join('\n');
   assert.match(String(outputs.log), /provider failed: .*\[REDACTED\]/, 'the failure was logged, scrubbed');
 
