@@ -13,6 +13,7 @@ import { installMetrics } from './http/metrics-routes';
 import { healthRoutes } from './http/health-routes';
 import { lazySchemaCompilers } from './http/lazy-schemas';
 import { installBodyParsers, routerOptions } from './http/request-parsing';
+import { socketErrorHandler } from './ws/socket-errors';
 
 export interface AppDeps {
   logger: Logger;
@@ -106,6 +107,7 @@ async function registerSockets(app: FastifyInstance, sockets: readonly FastifyPl
   let server: FastifyInstance['websocketServer'] | undefined;
   await app.register(async (scope) => {
     await scope.register(websocket, {
+      errorHandler: socketErrorHandler,
       options: {
         maxPayload: 1024 * 1024,
         handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),

@@ -11,7 +11,7 @@ export const SESSION_PROTOCOL_VERSION = 1;
 /** Largest accepted text_command text (characters); a frame itself is capped at 1 MiB by the server. */
 export const MAX_COMMAND_CHARS = 16_000;
 
-const SessionId = Type.String({ maxLength: 128, description: 'Session the frame belongs to; "" only on session_open for a new session' });
+const SessionId = Type.String({ maxLength: 128, description: 'Session the frame belongs to; "" on session_open (or a first text_command) opens a new session' });
 const TurnId = Type.String({ minLength: 1, maxLength: 128, description: 'Identifies one turn (one user message and everything it caused)' });
 
 const envelope = <T extends string, P extends TSchema>(type: T, payload: P, description: string) =>
@@ -65,7 +65,7 @@ export const TextCommand = envelope(
     text: Type.String({ minLength: 1, maxLength: MAX_COMMAND_CHARS }),
     turn_id: Type.Optional(TurnId),
   }),
-  'A user message. Turns of one session run one after another, in arrival order.',
+  'A user message. Turns of one session run one after another, in arrival order. On a connection attached to no session, an empty or unknown session_id opens a new session (announced by session_opened) first.',
 );
 export const TurnCancel = envelope('turn_cancel', Obj({ turn_id: Type.Optional(TurnId) }), 'Aborts the running turn (or the named queued one).');
 export const SessionClose = envelope('session_close', Obj({}), 'Ends the session for every client: working memory is cleared and an episode is written.');
@@ -153,8 +153,11 @@ export const ErrorMessage = envelope(
 export const Pong = envelope('pong', Obj({ nonce: Type.Optional(Type.String()) }), 'Answer to ping.');
 export const SessionClosed = envelope(
   'session_closed',
-  Obj({ reason: Type.Union([Type.Literal('closed_by_client'), Type.Literal('idle'), Type.Literal('shutdown'), Type.Literal('left')]), episode_id: Type.Union([Type.String(), Type.Null()]) }),
-  'The session ended (or, with reason left, this connection detached).',
+  Obj({
+    reason: Type.Union([Type.Literal('closed_by_client'), Type.Literal('idle'), Type.Literal('evicted'), Type.Literal('shutdown'), Type.Literal('left')]),
+    episode_id: Type.Union([Type.String(), Type.Null()]),
+  }),
+  'The session ended (or, with reason left, this connection detached). evicted: it had no client and no turn when the brain needed its room.',
 );
 
 export const BrainMessage = Type.Union([SessionOpened, TurnStarted, StreamDelta, ToolCallEvent, ToolResultEvent, SduiPayload, SduiPatch, TextResponse, TelemetryOut, ErrorMessage, Pong, SessionClosed]);
@@ -165,4 +168,4 @@ export type BrainMessageOf<T extends BrainMessage['type']> = Extract<BrainMessag
 export type ClientMessageOf<T extends ClientMessage['type']> = Extract<ClientMessage, { type: T }>;
 
 /** Close codes the brain uses on /v1/session (RFC 6455 7.4; 4000-4999 are application codes). */
-export const CLOSE_CODES = { goingAway: 1001, policy: 1008, tooBig: 1009, slowConsumer: 4008, heartbeat: 4009 } as const;
+export const CLOSE_CODES = { goingAway: 1001, invalidData: 1007, policy: 1008, tooBig: 1009, slowConsumer: 4008, heartbeat: 4009 } as const;

@@ -29,6 +29,10 @@ export interface AgentSettings {
   max_tool_steps: number;
   history_messages: number;
   max_sessions: number;
+  max_sessions_per_connection: number;
+  max_sessions_per_principal: number;
+  session_memory_bytes: number;
+  session_transcript_bytes: number;
   max_queued_turns: number;
   session_idle_minutes: number;
   router: { enabled: boolean; learn_from_corrections: boolean };
@@ -53,12 +57,12 @@ export interface AgentDeps {
   brain: BrainInfo;
   secrets: SecretSource;
   permissions?: PermissionHook;
+  /** Bounds of the model's knowledge-extraction call; defaults when absent. */
+  extraction?: ExtractionLimits;
   /** Per-session working memory bounds (settings memory.working); defaults when absent. */
   workingLimits?: WorkingMemoryLimits;
   now?: () => number;
 }
-  /** Bounds of the model's knowledge-extraction call; defaults when absent. */
-  extraction?: ExtractionLimits;
 
 export class Agent {
   readonly tools = new ToolRegistry();
@@ -67,12 +71,12 @@ export class Agent {
   readonly sessions: SessionManager;
   readonly turns: TurnRunner;
   readonly memory: AgentMemory | null;
+  /** The knowledge graph's writer of each turn's stated facts (null without memory). */
+  readonly knowledge: KnowledgeExtractor | null;
   private readonly preferences: RoutePreferences | null;
 
   constructor(private readonly deps: AgentDeps) {
     const { logger, settings } = deps;
-  /** The knowledge graph's writer of each turn's stated facts (null without memory). */
-  readonly knowledge: KnowledgeExtractor | null;
     this.events = new AgentEvents(logger.child({ part: 'agent-events' }));
     this.activity.listen(this.events);
     this.memory = deps.memory ? agentMemory(deps.memory) : null;
@@ -92,8 +96,16 @@ export class Agent {
       logger: logger.child({ part: 'sessions' }),
       options: {
         maxSessions: settings.max_sessions,
+        maxPerConnection: settings.max_sessions_per_connection,
+        maxPerPrincipal: settings.max_sessions_per_principal,
+        memoryBytes: settings.session_memory_bytes,
         idleMs: settings.session_idle_minutes * 60_000,
-        limits: { maxEntries: settings.history_messages * 2, maxQueuedTurns: settings.max_queued_turns, working: deps.workingLimits ?? DEFAULT_WORKING_LIMITS },
+        limits: {
+          maxEntries: settings.history_messages * 2,
+          maxQueuedTurns: settings.max_queued_turns,
+          transcriptBytes: settings.session_transcript_bytes,
+          working: deps.workingLimits ?? DEFAULT_WORKING_LIMITS,
+        },
       },
       ...(deps.now ? { now: deps.now } : {}),
     });
@@ -107,6 +119,14 @@ export class Agent {
 
   async stop(): Promise<void> {
     await this.sessions.stop();
+    await this.knowledge?.stop();
+  }
+
+  /** The provider answering now (a chain names its member), or `none` when no provider can answer. */
+  private answering(): DashboardStatus['provider'] {
+    const p = this.deps.provider;
+    if (!p.answering) return { id: p.id, kind: p.kind };
+    return p.answering() ?? { id: 'none', kind: 'none' };
   }
 
   status(): DashboardStatus {
@@ -119,14 +139,6 @@ export class Agent {
       sessions: { open: s.open, with_clients: s.withClients, clients: s.clients, turns_total: s.turnsTotal },
       provider: this.answering(),
       tools: this.tools.names(),
-    await this.knowledge?.stop();
-  }
-
-  /** The provider answering now (a chain names its member), or `none` when no provider can answer. */
-  private answering(): DashboardStatus['provider'] {
-    const p = this.deps.provider;
-    if (!p.answering) return { id: p.id, kind: p.kind };
-    return p.answering() ?? { id: 'none', kind: 'none' };
       devices: { connected: devices.filter((d) => d.online).length, items: devices },
     };
   }

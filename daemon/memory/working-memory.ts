@@ -77,9 +77,17 @@ export class WorkingMemory {
     for (const item of items) this.set(item.key, item.value);
   }
 
-  private evict(): string[] {
+  /**
+   * Evicts least recently used items until at most `bytes` are held: the brain-wide session memory
+   * budget (agent.session_memory_bytes) takes room from a session this way. Returns the evicted keys.
+   */
+  shrinkTo(bytes: number): string[] {
+    return this.evict(Math.max(0, bytes));
+  }
+
+  private evict(maxBytes = this.limits.maxBytes): string[] {
     const evicted: string[] = [];
-    while (this.items.size > this.limits.maxItems || this.bytesUsed > this.limits.maxBytes) {
+    while (this.items.size > this.limits.maxItems || this.bytesUsed > maxBytes) {
       const oldest = this.items.keys().next();
       if (oldest.done) break;
       this.delete(oldest.value);

@@ -1,9 +1,11 @@
 // What one /v1/session connection does with each valid client message (protocol/session.ts). A
-// connection is attached to at most one session at a time; session_open switches it.
+// connection is attached to at most one session at a time; session_open switches it. A client that
+// knows only the spec's envelope may skip session_open: its first text_command opens the session
+// (issue 9 item 19).
 import type { Logger } from 'pino';
 import { AppError } from '../errors';
 import { SESSION_PROTOCOL_VERSION, type BrainMessage, type ClientMessage, type ClientMessageOf } from '../../protocol/session';
-import { SessionBusyError, type Session } from '../agent/session';
+import { SessionBusyError, type Session, type SessionOwner } from '../agent/session';
 import { newTurnId, type SessionManager } from '../agent/session-manager';
 import type { WsClient } from './ws-client';
 
@@ -12,11 +14,16 @@ const DEFAULT_HISTORY = 20;
 export class SessionConnection {
   private session: Session | null = null;
 
+  private readonly owner: SessionOwner;
+
   constructor(
     private readonly client: WsClient,
     private readonly sessions: SessionManager,
     private readonly logger: Logger,
-  ) {}
+    principal: string,
+  ) {
+    this.owner = { principal, connection: client.id };
+  }
 
   handle(message: ClientMessage): void {
     switch (message.type) {
@@ -48,33 +55,57 @@ export class SessionConnection {
   }
 
   private open(message: ClientMessageOf<'session_open'>): void {
+    this.attachTo(message.session_id, message.session_id || undefined, message.payload.history_limit ?? DEFAULT_HISTORY);
+  }
+
+  /** Opens (id undefined) or joins a session, attaches this connection and says so; null when refused. */
+  private attachTo(requested: string, id: string | undefined, historyLimit: number): Session | null {
     let session: Session;
     try {
-      session = this.sessions.open(message.session_id || undefined);
+      session = this.sessions.open(id, this.owner);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      return this.error(err.code, err.message, message.session_id, err.details);
+      this.error(err.code, err.message, requested, err.details);
+      return null;
     }
     if (this.session && this.session !== session) this.sessions.detach(this.session, this.client);
-    const resumed = session.conversation.length > 0 || session.clients.size > 0 || message.session_id !== '';
+    const resumed = session.conversation.length > 0 || session.clients.size > 0 || id !== undefined;
     this.session = session;
     this.sessions.attach(session, this.client);
     const reply: BrainMessage = {
       type: 'session_opened',
       session_id: session.id,
-      payload: { resumed, protocol: SESSION_PROTOCOL_VERSION, history: session.history(message.payload.history_limit ?? DEFAULT_HISTORY), clients: session.clients.size },
+      payload: { resumed, protocol: SESSION_PROTOCOL_VERSION, history: session.history(historyLimit), clients: session.clients.size },
     };
     this.client.send(reply);
+    return session;
+  }
+
+  private attached(): Session | null {
+    return this.session && !this.session.ended ? this.session : null;
   }
 
   private current(sessionId: string): Session | null {
-    if (this.session && !this.session.ended && this.session.id === sessionId) return this.session;
+    const session = this.attached();
+    if (session && session.id === sessionId) return session;
     this.error('NOT_IN_SESSION', sessionId === '' ? 'open a session first (session_open)' : `this connection is not attached to session ${sessionId}; send session_open with it first`, sessionId);
     return null;
   }
 
+  /**
+   * The session a text_command goes to. "" means the attached session; on a connection attached to
+   * none, "" or an id that is not open opens a new session and an open id joins it, as session_open would.
+   */
+  private commandSession(sessionId: string): Session | null {
+    const session = this.attached();
+    if (session && (sessionId === '' || sessionId === session.id)) return session;
+    if (session) return this.current(sessionId);
+    const open = sessionId !== '' && this.sessions.get(sessionId) !== undefined;
+    return this.attachTo(sessionId, open ? sessionId : undefined, DEFAULT_HISTORY);
+  }
+
   private command(message: ClientMessageOf<'text_command'>): void {
-    const session = this.current(message.session_id);
+    const session = this.commandSession(message.session_id);
     if (!session) return;
     const turnId = message.payload.turn_id ?? newTurnId();
     this.sessions.submit(session, message.payload.text, turnId).catch((err: unknown) => {

@@ -124,3 +124,89 @@ void test('SessionPort: read, branch (create) and restore (replace) conversation
   await agent.sessions.submit(agent.sessions.get(branch)!, 'Q3', newTurnId());
   assert.deepEqual(provider.requests.at(-1)!.messages.slice(1).map((m) => (m as { content: string }).content), ['Q1', 'A1', 'Q3']);
 });
+
+// ── Limits: what one client can take (docs/protocol.md "Limits") ──────────────────────────────────
+const owner = (connection: string, principal = 'admin') => ({ principal, connection });
+
+void test('one connection is refused past its own limit; another connection still opens sessions', () => {
+  const { agent } = makeAgent(new ScriptedProvider([() => say('x')]), { settings: { max_sessions_per_connection: 3 } });
+  for (let i = 0; i < 3; i++) agent.sessions.open(undefined, owner('c1'));
+  assert.throws(
+    () => agent.sessions.open(undefined, owner('c1')),
+    (e: AppError) => e.code === 'RATE_LIMITED' && (e.details as { scope: string }).scope === 'connection',
+  );
+  assert.ok(agent.sessions.open(undefined, owner('c2')));
+  assert.equal(agent.sessions.stats().open, 4);
+});
+
+void test('at the global limit the oldest session without clients or turns ends instead of refusing; attached ones never do', async () => {
+  const { agent, memory } = makeAgent(new ScriptedProvider([() => say('ok')]), { settings: { max_sessions: 3 } });
+  const attached = agent.sessions.open(undefined, owner('a'));
+  agent.sessions.attach(attached, new RecordingClient('a'));
+  const old = agent.sessions.open(undefined, owner('b'));
+  await agent.sessions.submit(old, 'the oldest idle session', newTurnId());
+  const newer = agent.sessions.open(undefined, owner('c'));
+  attached.lastActivity = old.lastActivity - 10;
+  newer.lastActivity = old.lastActivity + 10;
+  const fresh = agent.sessions.open(undefined, owner('d'));
+  assert.equal(agent.sessions.get(old.id), undefined, 'the oldest detached idle session made room');
+  assert.ok(agent.sessions.get(attached.id) && agent.sessions.get(newer.id) && agent.sessions.get(fresh.id), 'the older attached session stayed');
+  for (let i = 0; i < 50 && !memory.episodes.some((e) => e.session_id === old.id); i++) await new Promise((r) => setImmediate(r));
+  assert.ok(memory.episodes.some((e) => e.session_id === old.id && e.reason === 'session_end'), 'the evicted session wrote its episode');
+  // Every remaining session has a client: nothing may be ended for a newcomer.
+  agent.sessions.attach(newer, new RecordingClient('c'));
+  agent.sessions.attach(fresh, new RecordingClient('d'));
+  assert.throws(() => agent.sessions.open(undefined, owner('e')), (e: AppError) => e.code === 'UNAVAILABLE');
+});
+
+void test('a principal at its limit makes room from its own idle sessions, never from another principal', () => {
+  const { agent } = makeAgent(new ScriptedProvider([() => say('x')]), { settings: { max_sessions_per_principal: 2 } });
+  const other = agent.sessions.open(undefined, owner('x', 'device-1'));
+  const a1 = agent.sessions.open(undefined, owner('c1'));
+  const a2 = agent.sessions.open(undefined, owner('c2'));
+  other.lastActivity = a1.lastActivity - 10;
+  a2.lastActivity = a1.lastActivity + 10;
+  const a3 = agent.sessions.open(undefined, owner('c3'));
+  assert.equal(agent.sessions.get(a1.id), undefined, "admin's own oldest idle session went");
+  assert.ok(agent.sessions.get(other.id), "the other principal's older session stayed");
+  agent.sessions.attach(a2, new RecordingClient('c2'));
+  agent.sessions.attach(a3, new RecordingClient('c3'));
+  assert.throws(
+    () => agent.sessions.open(undefined, owner('c4')),
+    (e: AppError) => e.code === 'RATE_LIMITED' && (e.details as { scope: string }).scope === 'principal',
+  );
+  assert.ok(agent.sessions.open(undefined, owner('y', 'device-1')), 'another principal is not affected');
+});
+
+void test('a session past its transcript cap compacts its oldest entries into an episode and keeps its newest', async () => {
+  const { agent, memory } = makeAgent(new ScriptedProvider([() => say('y'.repeat(1000))]), { settings: { session_transcript_bytes: 16 * 1024 } });
+  const s = agent.sessions.open();
+  for (let i = 0; i < 40; i++) {
+    await agent.sessions.submit(s, `message ${i} ${'x'.repeat(1000)}`, newTurnId());
+    assert.ok(s.bytes <= 16 * 1024, `after turn ${i}: ${s.bytes} bytes`);
+  }
+  const compactions = memory.episodes.filter((e) => e.reason === 'compaction');
+  assert.ok(compactions.length >= 2, 'shed in chunks, each summarised');
+  const summarised = compactions.reduce((n, e) => n + e.message_count, 0);
+  assert.equal(summarised + s.transcript.length, 80, 'every entry is either still held or in a compaction episode');
+  assert.match(s.history(1)[0]!.text, /^y+$/);
+});
+
+void test('the brain-wide byte budget: idle detached sessions end first, then the oldest conversations are compacted', async () => {
+  const budget = 1024 * 1024;
+  const { agent } = makeAgent(new ScriptedProvider([() => say('ok')]), { settings: { session_memory_bytes: budget, session_transcript_bytes: 256 * 1024, max_sessions: 100 } });
+  const big = 'z'.repeat(15_000);
+  const attached = Array.from({ length: 4 }, (_, i) => {
+    const s = agent.sessions.open(undefined, owner(`live${i}`));
+    agent.sessions.attach(s, new RecordingClient(`live${i}`));
+    return s;
+  });
+  const detached = Array.from({ length: 4 }, (_, i) => agent.sessions.open(undefined, owner(`gone${i}`)));
+  for (let round = 0; round < 12; round++) {
+    for (const s of [...detached, ...attached]) if (!s.ended) await agent.sessions.submit(s, `${round} ${big}`, newTurnId());
+    assert.ok(agent.sessions.heldBytes() <= budget, `round ${round}: ${agent.sessions.heldBytes()} bytes held`);
+  }
+  assert.ok(detached.some((s) => s.ended), 'detached idle sessions were ended for room');
+  assert.ok(attached.every((s) => !s.ended), 'no session with a client was ended');
+  assert.ok(attached.every((s) => s.history(1).length === 1), 'each attached session still has its latest answer');
+});

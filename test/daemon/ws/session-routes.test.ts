@@ -8,6 +8,7 @@ import { connect as connectTcp } from 'node:net';
 import { testApp, TEST_TOKEN } from '../../helpers/app';
 import { sessionRoutes } from '../../../daemon/ws/session-routes';
 import type { BrainMessage } from '../../../protocol/session';
+import type { AgentSettings } from '../../../daemon/agent/agent';
 import { ScriptedProvider, makeAgent, say, silent } from '../agent/agent-fixtures';
 
 class Peer {
@@ -37,8 +38,8 @@ class Peer {
   }
 }
 
-async function setup(t: TestContext) {
-  const fx = makeAgent(new ScriptedProvider([(req) => say(`echo: ${(req.messages.at(-1) as { content: string }).content}`)]));
+async function setup(t: TestContext, settings: Partial<AgentSettings> = {}) {
+  const fx = makeAgent(new ScriptedProvider([(req) => say(`echo: ${(req.messages.at(-1) as { content: string }).content}`)]), { settings });
   const { app } = await testApp({ sockets: [sessionRoutes({ sessions: fx.agent.sessions, logger: silent, options: { heartbeatMs: 60_000, maxBufferedBytes: 1 << 20 } })] });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
@@ -93,7 +94,6 @@ void test('malformed frames get an error each and the connection keeps working',
     [{ type: 'launch_missiles', session_id: '', payload: {} }, 'UNKNOWN_TYPE'],
     [{ type: 'text_command', session_id: '', payload: { text: '' } }, 'INVALID_PAYLOAD'],
     [{ type: 'text_command', session_id: '', payload: { text: 'hi', extra: 1 } }, 'INVALID_PAYLOAD'],
-    [{ type: 'text_command', session_id: 'ses_nope', payload: { text: 'hi' } }, 'NOT_IN_SESSION'],
     [{ type: 'session_open', session_id: 'ses_nope', payload: {} }, 'NOT_FOUND'],
   ];
   for (const [frame, code] of cases) {
@@ -146,9 +146,64 @@ void test('session_close ends the session for every client and writes its episod
   assert.equal(closed.payload.reason, 'closed_by_client');
   assert.equal(closed.payload.episode_id, memory.episodes[0]?.id);
   assert.equal(agent.sessions.stats().open, 0);
-  const err = b.next('error');
+  // The closed session is gone: a later text_command to it opens a new session, and says so.
+  const reopened = b.next('session_opened');
+  const answer = b.next('text_response');
   b.send({ type: 'text_command', session_id: sid, payload: { text: 'too late' } });
-  assert.equal((await err).payload.code, 'NOT_IN_SESSION');
+  const fresh = await reopened;
+  assert.ok(fresh.session_id !== sid && !fresh.payload.resumed);
+  assert.equal((await answer).session_id, fresh.session_id);
+});
+
+void test('a spec-literal client chats without session_open: "" or an unknown id opens a session first', async (t) => {
+  const { connect } = await setup(t);
+  for (const sessionId of ['', 'ses_nope']) {
+    const peer = await connect();
+    const opened = peer.next('session_opened');
+    const answer = peer.next('text_response');
+    peer.send({ type: 'text_command', session_id: sessionId, payload: { text: 'hi there' } });
+    const sid = (await opened).session_id;
+    assert.match(sid, /^ses_/);
+    assert.notEqual(sid, sessionId);
+    const r = await answer;
+    assert.equal(r.session_id, sid);
+    assert.equal(r.payload.text, 'echo: hi there');
+    // "" now means the attached session; another id is still a mistake the client hears about.
+    const again = peer.next('text_response');
+    peer.send({ type: 'text_command', session_id: '', payload: { text: 'and again' } });
+    assert.equal((await again).session_id, sid);
+    const err = peer.next('error');
+    peer.send({ type: 'text_command', session_id: 'ses_other', payload: { text: 'hi' } });
+    assert.equal((await err).payload.code, 'NOT_IN_SESSION');
+    assert.deepEqual(peer.frames.filter((f) => f.type === 'session_opened').length, 1);
+  }
+});
+
+void test('a text_command naming an open session on a fresh connection joins it', async (t) => {
+  const { connect } = await setup(t);
+  const a = await connect();
+  const sid = await a.open();
+  const b = await connect();
+  const joined = b.next('session_opened');
+  const seenByA = a.next('text_response');
+  b.send({ type: 'text_command', session_id: sid, payload: { text: 'from b' } });
+  const j = await joined;
+  assert.ok(j.session_id === sid && j.payload.resumed && j.payload.clients === 2);
+  assert.equal((await seenByA).payload.text, 'echo: from b');
+});
+
+void test('one connection cannot open more than its share of sessions; another still can', async (t) => {
+  const { connect, agent } = await setup(t, { max_sessions_per_connection: 3 });
+  const flood = await connect();
+  for (let i = 0; i < 3; i++) await flood.open();
+  const refused = flood.next('error');
+  flood.send({ type: 'session_open', session_id: '', payload: {} });
+  const err = await refused;
+  assert.equal(err.payload.code, 'RATE_LIMITED');
+  assert.deepEqual(err.payload.details, { scope: 'connection', limit: 3, open: 3 });
+  assert.equal(agent.sessions.stats().open, 3);
+  const other = await connect();
+  assert.match(await other.open(), /^ses_/);
 });
 
 void test('a closed socket detaches from its session; the session can be resumed', async (t) => {
