@@ -5,8 +5,10 @@
 // - no other control characters where they mean nothing (tab and line breaks stay in multi-line text);
 // - no unpaired UTF-16 surrogates: they cannot be encoded as UTF-8, so what is stored would differ
 //   from what was sent.
-// The patterns are checked by ajv with the `u` flag (its default), where a well-formed surrogate pair
-// is one code point above U+FFFF and only an unpaired surrogate falls in U+D800-U+DFFF.
+// The patterns hold with and without the regular-expression `u` flag: ajv compiles them with it (a
+// surrogate pair is then one code point above U+FFFF), TypeBox's own checker (frame parser, tool
+// registry) without it (a pair is then two code units, matched by the second alternative). Either way
+// only an unpaired surrogate is left unmatched. Alternatives are disjoint, so the scan is linear.
 import { Type, type StringOptions, type TString } from '@sinclair/typebox';
 
 /** Longest id in a path or body; the router's path-parameter limit is the same (daemon/http/request-parsing.ts). */
@@ -14,16 +16,18 @@ export const MAX_ID_LENGTH = 200;
 
 const CONTROLS_BUT_TAB_AND_BREAKS = '\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F';
 const LINE_BREAKS_AND_TAB = '\\u0009\\u000A\\u000D\\u2028\\u2029';
-const UNPAIRED_SURROGATES = '\\uD800-\\uDFFF';
+const SURROGATES = '\\uD800-\\uDFFF';
+const PAIR = '[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]';
+const NOT_BLANK = '(?=[\\s\\S]*\\S)'; // anchored at the start: one linear scan
+const chars = (refused: string): string => `(?:[^${refused}${SURROGATES}]|${PAIR})*`;
 
 /** Multi-line text: tab, LF and CR allowed; other C0/C1 controls, DEL and unpaired surrogates refused. */
-export const TEXT_PATTERN = `^[^${CONTROLS_BUT_TAB_AND_BREAKS}${UNPAIRED_SURROGATES}]*$`;
+export const TEXT_PATTERN = `^${chars(CONTROLS_BUT_TAB_AND_BREAKS)}$`;
 /** One line: no control character at all, no line or paragraph separator. */
-export const LINE_PATTERN = `^[^${CONTROLS_BUT_TAB_AND_BREAKS}${LINE_BREAKS_AND_TAB}${UNPAIRED_SURROGATES}]*$`;
-// The same with at least one non-space character (a blank note or question is refused like a blank search).
-// The lookahead is anchored at the start, so it costs one linear scan.
-export const TEXT_NOT_BLANK_PATTERN = `^(?=[\\s\\S]*\\S)[^${CONTROLS_BUT_TAB_AND_BREAKS}${UNPAIRED_SURROGATES}]*$`;
-export const LINE_NOT_BLANK_PATTERN = `^(?=[\\s\\S]*\\S)[^${CONTROLS_BUT_TAB_AND_BREAKS}${LINE_BREAKS_AND_TAB}${UNPAIRED_SURROGATES}]*$`;
+export const LINE_PATTERN = `^${chars(CONTROLS_BUT_TAB_AND_BREAKS + LINE_BREAKS_AND_TAB)}$`;
+/** The same with at least one non-space character (a blank note or question is refused like a blank search). */
+export const TEXT_NOT_BLANK_PATTERN = `^${NOT_BLANK}${chars(CONTROLS_BUT_TAB_AND_BREAKS)}$`;
+export const LINE_NOT_BLANK_PATTERN = `^${NOT_BLANK}${chars(CONTROLS_BUT_TAB_AND_BREAKS + LINE_BREAKS_AND_TAB)}$`;
 
 /** What a refused string is told, instead of ajv's `must match pattern "<regex>"`. */
 export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
