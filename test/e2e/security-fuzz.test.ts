@@ -82,7 +82,7 @@ const rssKiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSyn
 
 function isEnvelope(body: unknown): boolean {
   if (typeof body !== 'object' || body === null || !('error' in body)) return false;
-  const e = (body as { error: unknown }).error as Record<string, unknown> | null;
+  const e = (body).error as Record<string, unknown> | null;
   return !!e && typeof e.code === 'string' && typeof e.message === 'string' && 'details' in e && Object.keys(body).length === 1;
 }
 
