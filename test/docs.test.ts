@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SettingsSchema } from '../daemon/config/settings-schema';
 import { parseSettings } from '../daemon/config/load-settings';
 import { ENVIRONMENT_VARIABLES } from '../daemon/config/environment';
+import { UNSUPPORTED_VARIABLES } from '../daemon/config/unsupported-settings';
 import { repoRoot } from './helpers/external-tools';
 
 const ROOT = repoRoot();
@@ -67,8 +68,10 @@ void test('docs/configuration.md has a row for every environment variable and na
   const table = rows(text);
   const missing = Object.keys(ENVIRONMENT_VARIABLES).filter((name) => !table.has(name));
   assert.deepEqual(missing, [], `environment variables missing from docs/configuration.md: ${missing.join(', ')}`);
-  const unknown = [...new Set([...text.matchAll(/\bSVC_[A-Z0-9_]+\b/g)].map((m) => m[0]))].filter((n) => !(n in ENVIRONMENT_VARIABLES));
+  const unknown = [...new Set([...text.matchAll(/\bSVC_[A-Z0-9_]+\b/g)].map((m) => m[0]))].filter((n) => !(n in ENVIRONMENT_VARIABLES) && !(n in UNSUPPORTED_VARIABLES));
   assert.deepEqual(unknown, [], `variables the code does not know: ${unknown.join(', ')}`);
+  const refusedRows = Object.keys(UNSUPPORTED_VARIABLES).filter((name) => table.has(name));
+  assert.deepEqual(refusedRows, [], `variables the brain refuses must not be documented as settings: ${refusedRows.join(', ')}`);
 });
 
 void test('the example settings.json in docs/configuration.md is valid', () => {

@@ -5,6 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { loadSettings } from '../../daemon/config/load-settings';
+import { applyEnvironment } from '../../daemon/config/environment';
 import { loadVaultKeyReadOnly } from '../../daemon/vault/vault-key';
 import { Vault } from '../../daemon/vault/vault';
 import type { Settings } from '../../daemon/config/settings-schema';
@@ -66,13 +67,14 @@ export async function runChecks(conn: Connection, env: Env): Promise<Check[]> {
   let settingsHost = '127.0.0.1';
   let settings: Settings | undefined;
   try {
-    const s = loadSettings(join(home, 'settings.json'));
+    // The environment the brain would start with, too: a variable it refuses stops it like a bad file.
+    const s = applyEnvironment(loadSettings(join(home, 'settings.json')), env);
     settings = s;
     settingsPort = Number(env.SVC_PORT ?? s.server.port);
     settingsHost = env.SVC_HOST ?? s.server.host;
     checks.push({ name: 'settings', ok: true, detail: existsSync(join(home, 'settings.json')) ? 'settings.json is valid' : 'no settings.json (defaults apply)' });
   } catch (err) {
-    checks.push({ name: 'settings', ok: false, detail: (err as Error).message, fix: `correct the listed fields in ${join(home, 'settings.json')} (docs/configuration.md)` });
+    checks.push({ name: 'settings', ok: false, detail: (err as Error).message, fix: `correct the listed fields in ${join(home, 'settings.json')} or the environment (docs/configuration.md)` });
   }
   const token = privateFile(join(home, 'api-token'), 'api token file');
   if (token) checks.push(token);

@@ -1,8 +1,11 @@
-// Every environment variable the spec names, read in one place (called only from composition roots
-// with process.env). docs/configuration.md documents each; a test keeps the two in step.
+// Every environment variable the brain and the svc client use, read in one place (called only from
+// composition roots with process.env). docs/configuration.md documents each; a test keeps the two in
+// step. Variables the spec names for features this version does not have are refused here
+// (unsupported-settings.ts).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Settings } from './settings-schema';
+import { unsupportedVariableProblems } from './unsupported-settings';
 
 export const ENVIRONMENT_VARIABLES = {
   SVC_HOME: 'Data directory (default ~/.svc)',
@@ -14,16 +17,7 @@ export const ENVIRONMENT_VARIABLES = {
   SVC_LOG_LEVEL: 'pino level: fatal error warn info debug trace silent',
   SVC_METRICS_ENDPOINT: '1 (default) serves /metrics; 0, false, off silence the endpoint and all metric emission',
   SVC_METRICS_PUBLIC: '1 serves /metrics to callers off loopback; otherwise they get 404',
-  SVC_SYNC_DISABLED: '1 marks the deployment as intentionally single-node',
-  SVC_WEBHOOK_ALLOWED_IPS: 'Comma-separated addresses or CIDR ranges allowed to deliver webhooks',
-  SVC_GENERIC_HARDWARE_SKILLS: '0 disables generated hardware tools in favour of hand-written skills',
-  SVC_UPDATE_CHECK: '1 enables scheduled release checks (off by default)',
-  SVC_ANDROID_SERVICE_ACCOUNT_PATH: 'Android push service-account JSON file',
-  SVC_IOS_KEY_PATH: 'APNs auth key (.p8) file',
-  SVC_IOS_KEY_ID: 'APNs key id',
-  SVC_IOS_TEAM_ID: 'Apple team id',
-  SVC_IOS_BUNDLE_ID: 'iOS app bundle id',
-  SVC_IOS_ENVIRONMENT: 'production or sandbox',
+  SVC_DEBUG: '1 makes the svc client print the stack of an error after its one-line message',
   CREDENTIALS_DIRECTORY: 'Set by systemd LoadCredential=; vault.key and api-token are read from it',
   NOTIFY_SOCKET: 'Set by systemd Type=notify; READY=1 / STOPPING=1 / WATCHDOG=1 are sent to it',
   WATCHDOG_USEC: 'Set by systemd WatchdogSec=; the brain pings every third of the interval',
@@ -66,20 +60,8 @@ export function applyEnvironment(settings: Settings, env: Env, flags: { host?: s
   s.metrics.endpoint = envFlag(env.SVC_METRICS_ENDPOINT, s.metrics.endpoint);
   // SVC_METRICS_PUBLIC is off unless exactly 1 (spec 4.12).
   if (env.SVC_METRICS_PUBLIC !== undefined) s.metrics.public = env.SVC_METRICS_PUBLIC.trim() === '1';
-  if (env.SVC_SYNC_DISABLED !== undefined) s.sync.disabled = env.SVC_SYNC_DISABLED.trim() === '1';
-  if (env.SVC_WEBHOOK_ALLOWED_IPS) s.webhooks.allowed_ips = env.SVC_WEBHOOK_ALLOWED_IPS.split(',').map((x) => x.trim()).filter(Boolean);
-  s.hardware.generic_skills = envFlag(env.SVC_GENERIC_HARDWARE_SKILLS, s.hardware.generic_skills);
-  if (env.SVC_UPDATE_CHECK !== undefined) s.update.check = envFlag(env.SVC_UPDATE_CHECK, false);
-  const android = s.channels.push.android;
-  if (env.SVC_ANDROID_SERVICE_ACCOUNT_PATH) Object.assign(android, { enabled: true, service_account_path: env.SVC_ANDROID_SERVICE_ACCOUNT_PATH });
-  const ios = s.channels.push.ios;
-  if (env.SVC_IOS_KEY_PATH) Object.assign(ios, { enabled: true, key_path: env.SVC_IOS_KEY_PATH });
-  if (env.SVC_IOS_KEY_ID) ios.key_id = env.SVC_IOS_KEY_ID;
-  if (env.SVC_IOS_TEAM_ID) ios.team_id = env.SVC_IOS_TEAM_ID;
-  if (env.SVC_IOS_BUNDLE_ID) ios.bundle_id = env.SVC_IOS_BUNDLE_ID;
-  if (env.SVC_IOS_ENVIRONMENT) {
-    if (env.SVC_IOS_ENVIRONMENT !== 'production' && env.SVC_IOS_ENVIRONMENT !== 'sandbox') throw new EnvironmentError(`SVC_IOS_ENVIRONMENT=${env.SVC_IOS_ENVIRONMENT}: expected production or sandbox`);
-    ios.environment = env.SVC_IOS_ENVIRONMENT;
-  }
+  const unsupported = unsupportedVariableProblems(env);
+  if (unsupported.length === 1) throw new EnvironmentError(unsupported[0]);
+  if (unsupported.length > 1) throw new EnvironmentError(`environment variables refused:\n${unsupported.map((p) => `  - ${p}`).join('\n')}`);
   return Object.freeze(s);
 }

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
 import { SettingsSchema, type Settings } from './settings-schema';
+import { UNSUPPORTED_SECTIONS, unsupportedSectionProblems } from './unsupported-settings';
 
 export class SettingsError extends Error {
   constructor(
@@ -14,10 +15,15 @@ export class SettingsError extends Error {
   }
 }
 
-/** Validates a parsed settings object and fills in defaults. */
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Validates a parsed settings object and fills in defaults. A section of a feature this version does
+ * not have is reported as such rather than as an unknown key (unsupported-settings.ts). */
 export function parseSettings(raw: unknown, file = 'settings.json'): Settings {
-  const withDefaults = Value.Default(SettingsSchema, Value.Clone(raw ?? {}));
-  const problems = [...Value.Errors(SettingsSchema, withDefaults)].map((e) => `${e.path || '/'}: ${e.message}`);
+  const unsupported = isRecord(raw) ? unsupportedSectionProblems(raw) : [];
+  const rest = isRecord(raw) ? Object.fromEntries(Object.entries(raw).filter(([key]) => !Object.hasOwn(UNSUPPORTED_SECTIONS, key))) : raw;
+  const withDefaults = Value.Default(SettingsSchema, Value.Clone(rest ?? {}));
+  const problems = [...unsupported, ...[...Value.Errors(SettingsSchema, withDefaults)].map((e) => `${e.path || '/'}: ${e.message}`)];
   if (problems.length > 0) throw new SettingsError(file, problems);
   return Object.freeze(withDefaults as Settings);
 }

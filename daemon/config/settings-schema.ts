@@ -1,6 +1,8 @@
 // settings.json in $SVC_HOME: the one source of configuration truth (STYLE.md 8). Defaults and
 // descriptions live here; docs/configuration.md is written from the same facts. Unknown keys are
-// refused so a typo is reported instead of silently ignored.
+// refused so a typo is reported instead of silently ignored. Every key here is read by the brain
+// (test/daemon/config/settings-schema.test.ts); sections the spec names for features this version
+// does not have are refused with their own message (unsupported-settings.ts).
 import { Type, type Static, type TBoolean, type TObject, type TProperties } from '@sinclair/typebox';
 import { PROVIDER_ID_PATTERN } from '../../protocol/providers';
 
@@ -102,7 +104,6 @@ export const SettingsSchema = Type.Object(
       },
       'Memory (spec 1.3, docs/memory.md)',
     ),
-    sync: section({ disabled: Bool(false, 'Intentionally single-node (SVC_SYNC_DISABLED=1)') }, 'Federated memory sync'),
     providers: section(
       {
         chain: Type.Array(ProviderEntry, {
@@ -159,46 +160,6 @@ export const SettingsSchema = Type.Object(
         ),
       },
       'Agent turn loop and sessions (docs/agent.md)',
-    ),
-    webhooks: section(
-      {
-        allowed_ips: Type.Array(Type.String(), { default: [], description: 'IP allowlist for webhook callers, CIDR or address (SVC_WEBHOOK_ALLOWED_IPS)' }),
-        rate_per_minute: Type.Integer({ minimum: 1, default: 60, description: 'Deliveries per minute per webhook' }),
-      },
-      'Webhook intake',
-    ),
-    hardware: section({ generic_skills: Bool(true, 'Generate LLM tools from device manifests (SVC_GENERIC_HARDWARE_SKILLS)') }, 'Hardware'),
-    update: section({ check: Bool(false, 'Scheduled release checks (SVC_UPDATE_CHECK)') }, 'Updates'),
-    channels: section(
-      {
-        push: section(
-          {
-            android: section(
-              {
-                enabled: Bool(false, 'Send push notifications to Android devices'),
-                service_account_path: Type.Optional(Type.String({ description: 'Service-account JSON (SVC_ANDROID_SERVICE_ACCOUNT_PATH)' })),
-              },
-              'Android push',
-            ),
-            ios: section(
-              {
-                enabled: Bool(false, 'Send push notifications to iOS devices'),
-                key_path: Type.Optional(Type.String({ description: 'APNs .p8 key (SVC_IOS_KEY_PATH)' })),
-                key_id: Type.Optional(Type.String({ description: 'SVC_IOS_KEY_ID' })),
-                team_id: Type.Optional(Type.String({ description: 'SVC_IOS_TEAM_ID' })),
-                bundle_id: Type.Optional(Type.String({ description: 'SVC_IOS_BUNDLE_ID' })),
-                environment: Type.Union([Type.Literal('production'), Type.Literal('sandbox')], {
-                  default: 'production',
-                  description: 'SVC_IOS_ENVIRONMENT',
-                }),
-              },
-              'iOS push',
-            ),
-          },
-          'Push notifications (spec 4.9)',
-        ),
-      },
-      'Channels',
     ),
   },
   { additionalProperties: false },

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempHome } from '../helpers/brain-process';
-import { runSvc } from './fixtures/processes';
+import { freePort, runSvc } from './fixtures/processes';
 
 function home(t: { after: (fn: () => void) => void }, settings?: string): string {
   const dir = tempHome('svc-config-');
@@ -62,6 +62,26 @@ test('bad environment values are configuration errors too (SVC_PORT, SVC_LOG_LEV
     assertNoStack(r.stderr);
     assert.match(r.stderr, message, JSON.stringify(env));
   }
+});
+
+test('settings of features this version does not have stop the brain with exit 78, and svc doctor names them', async (t) => {
+  const dir = home(t, JSON.stringify({ webhooks: { allowed_ips: ['10.0.0.0/8'] }, server: { port: 0 } }));
+  const file = await serve(dir);
+  assert.equal(file.code, 78);
+  assertNoStack(file.stderr);
+  assert.match(file.stderr, /is invalid:\n {2}- \/webhooks: this version of svc has no webhook intake; remove the section\n$/);
+  assert.ok(!existsSync(join(dir, 'brain.pid')));
+
+  const env = await serve(home(t), { SVC_UPDATE_CHECK: '1' });
+  assert.equal(env.code, 78);
+  assertNoStack(env.stderr);
+  assert.equal(env.stderr, 'svc: SVC_UPDATE_CHECK is set, but this version of svc has no scheduled release checks; unset it\n');
+
+  const doctor = await runSvc(['doctor', '--json', '--url', `http://127.0.0.1:${await freePort()}`], { SVC_HOME: home(t), SVC_IOS_KEY_ID: 'K' });
+  const checks = (JSON.parse(doctor.stdout) as { checks: { name: string; ok: boolean; detail: string }[] }).checks;
+  const settings = checks.find((c) => c.name === 'settings');
+  assert.equal(settings?.ok, false);
+  assert.match(settings.detail, /^SVC_IOS_KEY_ID is set, but this version of svc has no push notifications; unset it$/);
 });
 
 test('a start that fails after taking the instance lock leaves no brain.pid behind', async (t) => {

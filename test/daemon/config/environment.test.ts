@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { applyEnvironment, envFlag, EnvironmentError, ENVIRONMENT_VARIABLES, resolveHome } from '../../../daemon/config/environment';
 import { parseSettings } from '../../../daemon/config/load-settings';
+import { UNSUPPORTED_VARIABLES } from '../../../daemon/config/unsupported-settings';
 import type { Settings } from '../../../daemon/config/settings-schema';
 
 const defaults = parseSettings({});
@@ -62,28 +63,40 @@ test('SVC_METRICS_PUBLIC is on only when exactly 1', () => {
   assert.equal(apply({ SVC_METRICS_PUBLIC: '0' }, filePublic).metrics.public, false);
 });
 
-test('sync, webhooks, hardware and update switches', () => {
-  assert.equal(apply({ SVC_SYNC_DISABLED: '1' }).sync.disabled, true);
-  assert.equal(apply({ SVC_SYNC_DISABLED: 'true' }).sync.disabled, false);
-  assert.deepEqual(apply({ SVC_WEBHOOK_ALLOWED_IPS: ' 10.0.0.0/8, ,192.168.1.5 ,' }).webhooks.allowed_ips, ['10.0.0.0/8', '192.168.1.5']);
-  assert.equal(apply({ SVC_GENERIC_HARDWARE_SKILLS: '0' }).hardware.generic_skills, false);
-  assert.equal(apply({}).hardware.generic_skills, true);
-  assert.equal(apply({ SVC_UPDATE_CHECK: '1' }).update.check, true);
-  assert.equal(apply({ SVC_UPDATE_CHECK: '0' }, parseSettings({ update: { check: true } })).update.check, false);
+test('variables of features this version does not have are refused, each named with what is missing', () => {
+  assert.throws(
+    () => apply({ SVC_WEBHOOK_ALLOWED_IPS: '10.0.0.0/8' }),
+    (err: unknown) => err instanceof EnvironmentError && err.message === 'SVC_WEBHOOK_ALLOWED_IPS is set, but this version of svc has no webhook intake; unset it',
+  );
+  assert.throws(() => apply({ SVC_SYNC_DISABLED: '1' }), { message: 'SVC_SYNC_DISABLED is set, but this version of svc has no federated memory sync (this brain is always single-node); unset it' });
+  for (const name of Object.keys(UNSUPPORTED_VARIABLES)) {
+    assert.throws(() => apply({ [name]: 'x' }), (err: unknown) => err instanceof EnvironmentError && err.message.startsWith(`${name} is set, but this version of svc has no `), name);
+    assert.ok(!(name in ENVIRONMENT_VARIABLES), `${name} is refused, so it is not a supported variable`);
+  }
+  const both = (() => {
+    try {
+      apply({ SVC_UPDATE_CHECK: '1', SVC_IOS_KEY_ID: 'K' });
+    } catch (err) {
+      return err instanceof EnvironmentError ? err.message : String(err);
+    }
+    return '';
+  })();
+  assert.match(both, /^environment variables refused:\n {2}- SVC_UPDATE_CHECK is set, .*\n {2}- SVC_IOS_KEY_ID is set, /);
 });
 
-test('push variables enable and configure Android and iOS', () => {
-  const s = apply({
-    SVC_ANDROID_SERVICE_ACCOUNT_PATH: '/etc/svc/fcm.json',
-    SVC_IOS_KEY_PATH: '/etc/svc/apns.p8',
-    SVC_IOS_KEY_ID: 'KEY123',
-    SVC_IOS_TEAM_ID: 'TEAM456',
-    SVC_IOS_BUNDLE_ID: 'app.svc',
-    SVC_IOS_ENVIRONMENT: 'sandbox',
-  });
-  assert.deepEqual(s.channels.push.android, { enabled: true, service_account_path: '/etc/svc/fcm.json' });
-  assert.deepEqual(s.channels.push.ios, { enabled: true, key_path: '/etc/svc/apns.p8', key_id: 'KEY123', team_id: 'TEAM456', bundle_id: 'app.svc', environment: 'sandbox' });
-  assert.throws(() => apply({ SVC_IOS_ENVIRONMENT: 'staging' }), /SVC_IOS_ENVIRONMENT=staging: expected production or sandbox/);
+test('an unsupported variable that is empty counts as unset, like every other variable', () => {
+  assert.deepEqual(apply({ SVC_UPDATE_CHECK: '', SVC_SYNC_DISABLED: ' ' }), defaults);
+});
+
+test('property: the environment is refused exactly when an unsupported variable holds something other than blanks', () => {
+  const names = [...Object.keys(UNSUPPORTED_VARIABLES), 'SVC_METRICS_PUBLIC', 'SVC_HOST'];
+  fc.assert(
+    fc.property(fc.dictionary(fc.constantFrom(...names), fc.oneof(fc.constant(''), fc.constant('  '), fc.string())), (env) => {
+      const refused = Object.entries(env).some(([name, value]) => name in UNSUPPORTED_VARIABLES && value.trim() !== '');
+      if (refused) assert.throws(() => apply(env), EnvironmentError);
+      else assert.doesNotThrow(() => apply(env));
+    }),
+  );
 });
 
 test('resolveHome: --home, else SVC_HOME, else ~/.svc', () => {
@@ -104,7 +117,7 @@ test('property: envFlag is off exactly for 0/false/off/no (trimmed, any case), t
   assert.equal(envFlag(undefined, true), true);
 });
 
-test('every variable applyEnvironment reads is listed (and so documented) in ENVIRONMENT_VARIABLES', () => {
+test('every variable applyEnvironment reads is listed (and so documented) in ENVIRONMENT_VARIABLES, or refused', () => {
   const read = new Set<string>();
   const env = new Proxy<Record<string, string | undefined>>({}, {
     get: (_target, name) => {
@@ -113,5 +126,5 @@ test('every variable applyEnvironment reads is listed (and so documented) in ENV
     },
   });
   applyEnvironment(defaults, env);
-  for (const name of read) assert.ok(name in ENVIRONMENT_VARIABLES, name);
+  for (const name of read) assert.ok(name in ENVIRONMENT_VARIABLES || name in UNSUPPORTED_VARIABLES, name);
 });

@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import fc from 'fast-check';
 import { loadSettings, parseSettings, SettingsError } from '../../../daemon/config/load-settings';
+import { UNSUPPORTED_SECTIONS } from '../../../daemon/config/unsupported-settings';
 
 function problems(fn: () => unknown): readonly string[] {
   try {
@@ -26,12 +28,10 @@ function dir(t: TestContext): string {
 
 test('an empty object gets every documented default, frozen', () => {
   const s = parseSettings({});
-  assert.deepEqual(s.server, { host: '127.0.0.1', port: 9090, body_limit_bytes: 1024 * 1024, shutdown_timeout_ms: 5000 });
+  assert.deepEqual(s.server, { host: '127.0.0.1', port: 9090, body_limit_bytes: 1024 * 1024, shutdown_timeout_ms: 5000, request_timeout_ms: 30_000, headers_timeout_ms: 10_000 });
   assert.deepEqual(s.log, { level: 'info' });
   assert.deepEqual(s.metrics, { endpoint: true, public: false });
   assert.deepEqual(s.storage, { synchronous: 'FULL', group_commit: true });
-  assert.deepEqual(s.sync, { disabled: false });
-  assert.deepEqual(s.webhooks, { allowed_ips: [], rate_per_minute: 60 });
   assert.ok(Object.isFrozen(s));
 });
 
@@ -45,15 +45,15 @@ test('given values are kept and the rest of a section is defaulted', () => {
 test('unknown keys are refused at every level, so a typo is reported instead of ignored', () => {
   assert.deepEqual(problems(() => parseSettings({ sever: { port: 1 } })), ['/sever: Unexpected property']);
   assert.deepEqual(problems(() => parseSettings({ server: { prot: 1 } })), ['/server/prot: Unexpected property']);
-  assert.deepEqual(problems(() => parseSettings({ channels: { push: { ios: { enviroment: 'sandbox' } } } })), ['/channels/push/ios/enviroment: Unexpected property']);
+  assert.deepEqual(problems(() => parseSettings({ memory: { decay: { halflife_days: 3 } } })), ['/memory/decay/halflife_days: Unexpected property']);
 });
 
 test('every error is listed, each with its JSON path, in one SettingsError', () => {
   const found = problems(() =>
-    parseSettings({ bogus: 1, server: { port: 'x', host: 5, shutdown_timeout_ms: 1 }, log: { level: 'loud' }, metrics: 'on', webhooks: { allowed_ips: ['ok', 7] } }),
+    parseSettings({ bogus: 1, server: { port: 'x', host: 5, shutdown_timeout_ms: 1 }, log: { level: 'loud' }, metrics: 'on', agent: { router: { enabled: 'yes' } } }),
   );
   const paths = found.map((p) => p.slice(0, p.indexOf(':'))).sort();
-  assert.deepEqual(paths, ['/bogus', '/log/level', '/metrics', '/server/host', '/server/port', '/server/shutdown_timeout_ms', '/webhooks/allowed_ips/1']);
+  assert.deepEqual(paths, ['/bogus', '/log/level', '/metrics', '/server/host', '/server/port', '/server/shutdown_timeout_ms', '/agent/router/enabled'].sort());
   const err = (() => {
     try {
       parseSettings({ server: { port: 70000 } }, '/home/pi/.svc/settings.json');
@@ -63,6 +63,28 @@ test('every error is listed, each with its JSON path, in one SettingsError', () 
     return null;
   })();
   assert.equal(err?.message, '/home/pi/.svc/settings.json is invalid:\n  - /server/port: Expected integer to be less or equal to 65535');
+});
+
+test('a section of a feature this version does not have is refused with its own message, next to the other problems', () => {
+  assert.deepEqual(problems(() => parseSettings({ webhooks: { allowed_ips: [] } })), ['/webhooks: this version of svc has no webhook intake; remove the section']);
+  for (const key of Object.keys(UNSUPPORTED_SECTIONS)) {
+    const found = problems(() => parseSettings({ [key]: {} }));
+    assert.equal(found.length, 1, key);
+    assert.match(found[0]!, new RegExp(`^/${key}: this version of svc has no .+; remove the section$`), key);
+  }
+  const mixed = problems(() => parseSettings({ sync: { disabled: true }, server: { port: 'x' }, channels: { push: {} } }));
+  assert.deepEqual(mixed.map((p) => p.slice(0, p.indexOf(':'))), ['/sync', '/channels', '/server/port']);
+});
+
+test('property: exactly one problem per unsupported section, whatever it holds; the supported sections still load', () => {
+  const keys = Object.keys(UNSUPPORTED_SECTIONS);
+  fc.assert(
+    fc.property(fc.subarray(keys), fc.jsonValue(), fc.integer({ min: 0, max: 65535 }), (chosen, value, port) => {
+      const raw = { server: { port }, ...Object.fromEntries(chosen.map((k) => [k, value])) };
+      if (chosen.length === 0) return assert.equal(parseSettings(raw).server.port, port);
+      assert.deepEqual(problems(() => parseSettings(raw)).map((p) => p.slice(1, p.indexOf(':'))), chosen);
+    }),
+  );
 });
 
 test('loadSettings: a missing file means defaults; invalid JSON and non-objects are SettingsErrors at /', (t) => {
