@@ -122,8 +122,10 @@ export class Forgetting {
       .map((t) => t.id);
     const changes: MemoryChange[] = [];
     for (const id of new Set([...sourced, ...repeating])) {
-      const left = db.all<{ confidence: number }>('SELECT confidence FROM memory_triple_sources WHERE triple_id = ?', [id]);
-      if (left.length === 0 || repeating.includes(id)) {
+      const left = db.all<{ confidence: number; source: string }>('SELECT confidence, source FROM memory_triple_sources WHERE triple_id = ?', [id]);
+      // A fact that repeats the note goes only when nothing but conversation backs it (the turn or
+      // episode that repeated the note): one the user asserted on its own, or another note, keeps it.
+      if (left.length === 0 || (repeating.includes(id) && left.every((s) => fromConversation(s.source)))) {
         this.deleteItem(db, 'memory_triples', id);
         changes.push({ kind: 'delete', tier: 'knowledge', id });
       } else {
@@ -139,3 +141,6 @@ export class Forgetting {
     db.run(`DELETE FROM ${table} WHERE id = ?`, [id]);
   }
 }
+
+/** Sources that are a conversation repeating what was said (a turn, a session, an episode), not an assertion of their own. */
+const fromConversation = (source: string): boolean => /^(turn|session|episode):|^ep_/.test(source);

@@ -91,3 +91,14 @@ void test('redaction takes out every sentence holding all of a forgotten note an
 });
 
 const hash = (word: string): string => createHash('sha256').update(stem(word)).digest('hex').slice(0, 16);
+
+void test('a fact asserted on its own survives forgetting a note its words resemble; one only a conversation repeated goes', async (t) => {
+  const mem = memoryFixture();
+  t.after(() => mem.close({ keep: false }));
+  const [asserted] = await mem.memory.addTriples([{ subject: 'Alice', predicate: 'likes', object: 'tea' }], 'user');
+  const [repeated] = await mem.memory.addTriples([{ subject: 'Alice', predicate: 'really likes', object: 'tea' }], 'turn:t1');
+  const note = await mem.memory.remember('Alice likes tea.');
+  assert.equal(await mem.memory.forget(note.id), true);
+  assert.ok(mem.memory.parts.knowledge.get(asserted!.id), 'the user asserted this fact itself');
+  assert.equal(mem.memory.parts.knowledge.get(repeated!.id), undefined, 'only the turn that repeated the note backed this one');
+});
