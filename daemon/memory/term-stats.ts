@@ -4,8 +4,7 @@
 // weights, never which items match.
 import type { Store } from '../store/store';
 import { TIERS } from './tier-tables';
-import { stem } from './query-terms';
-import { words } from './text-terms';
+import { documentStems } from './query-terms';
 
 export interface TermFrequency {
   /** Documents containing the term, per tier (keyed by tier name). */
@@ -53,8 +52,10 @@ export class TermStats {
       perTier[t.tier] = n;
       total += n;
     }
-    if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
     const tf = { perTier, total };
+    // Only word-sized stems are cached: a letter run of a whole message would make the cache hold megabytes.
+    if (stem.length > 64) return tf;
+    if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
     this.cache.set(stem, { at: now, tf });
     return tf;
   }
@@ -68,7 +69,7 @@ export class TermStats {
 
   /** A write changed an item holding this text: its terms' frequencies are looked up again. */
   forgetText(text: string): void {
-    for (const w of words(text)) this.cache.delete(stem(w));
+    for (const s of documentStems(text)) this.cache.delete(s);
   }
 
   /** Forget cached counts (after bulk loads, and in tests that assert exact weights). */
