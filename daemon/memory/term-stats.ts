@@ -4,7 +4,8 @@
 // weights, never which items match.
 import type { Store } from '../store/store';
 import { TIERS } from './tier-tables';
-import { documentStems } from './query-terms';
+import { stem } from './query-terms';
+import { words } from './text-terms';
 
 export interface TermFrequency {
   /** Documents containing the term, per tier (keyed by tier name). */
@@ -69,7 +70,7 @@ export class TermStats {
 
   /** A write changed an item holding this text: its terms' frequencies are looked up again. */
   forgetText(text: string): void {
-    for (const s of documentStems(text)) this.cache.delete(s);
+    for (const w of words(text)) this.cache.delete(stem(w));
   }
 
   /** Forget cached counts (after bulk loads, and in tests that assert exact weights). */
