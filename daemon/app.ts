@@ -106,6 +106,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 async function registerSockets(app: FastifyInstance, sockets: readonly FastifyPluginAsync[]): Promise<void> {
   let server: FastifyInstance['websocketServer'] | undefined;
   await app.register(async (scope) => {
+    // A plain HTTP request to a WebSocket route is told to upgrade, in the envelope (426), instead of
+    // @fastify/websocket's empty 404. Added before the plugin, so its own onRoute sees a wsHandler.
+    scope.addHook('onRoute', (route) => {
+      if (route.websocket !== true) return;
+      route.wsHandler = route.handler as unknown as NonNullable<typeof route.wsHandler>;
+      route.handler = upgradeRequired;
+      route.websocket = false;
+    });
     await scope.register(websocket, {
       errorHandler: socketErrorHandler,
       options: {
@@ -118,6 +126,13 @@ async function registerSockets(app: FastifyInstance, sockets: readonly FastifyPl
   });
   if (!server) throw new Error('@fastify/websocket registered no server');
   app.decorate('websocketServer', server);
+}
+
+function upgradeRequired(_request: FastifyRequest, reply: FastifyReply): void {
+  void reply
+    .status(426)
+    .header('upgrade', 'websocket')
+    .send(envelope('UPGRADE_REQUIRED', 'this is a WebSocket endpoint: connect with an Upgrade: websocket request (docs/protocol.md)', null));
 }
 
 /**

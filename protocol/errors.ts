@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   /** The request (headers or body) did not arrive within server.request_timeout_ms / headers_timeout_ms. */
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
+  /** A plain HTTP request to a WebSocket endpoint (/v1/session). */
+  UPGRADE_REQUIRED: 426,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNPROCESSABLE: 422,

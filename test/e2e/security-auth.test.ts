@@ -135,4 +135,9 @@ void test('outside the API, unknown paths are the ordinary 404 and malformed one
   assert.equal((await rawRequest(brain.port, request('GET', '/api/%zz', {}))).status, 401);
   const withToken = await rawRequest(brain.port, request('GET', '/api/memory/notes/%zz', { Authorization: `Bearer ${brain.token}` }));
   assert.equal(withToken.status, 400, withToken.body);
+  // The session endpoint asked for without an upgrade says so in the envelope (it was an empty 404).
+  const plain = await rawRequest(brain.port, request('GET', '/v1/session', { Authorization: `Bearer ${brain.token}` }));
+  assert.equal(plain.status, 426, plain.body);
+  assert.equal(plain.headers.upgrade, 'websocket');
+  assert.equal((JSON.parse(plain.body) as { error: { code: string } }).error.code, 'UPGRADE_REQUIRED');
 });
