@@ -2,6 +2,7 @@
 // searchable. Written by episode-writer.ts; listed newest first with keyset pagination (spec 4.4).
 import type { Episode, EpisodeReason } from '../../protocol/memory';
 import type { Store } from '../store/store';
+import { cjkIndexText } from './cjk-segmenter';
 import { iso, isoOrNull, newId } from './ids';
 import type { EpisodeInput, EpisodeSink } from './episode-writer';
 import type { MemoryEvents } from './memory-events';
@@ -54,8 +55,8 @@ export class EpisodeRepository implements EpisodeSink {
     row.seq = await this.store.write((db) =>
       Number(
         db.run(
-          'INSERT INTO memory_episodes (id, session_id, summary, reason, summariser, message_count, started_at, ended_at, created_at, searchable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          [row.id, row.session_id, row.summary, row.reason, row.summariser, row.message_count, row.started_at, row.ended_at, now, searchable ? 1 : 0],
+          'INSERT INTO memory_episodes (id, session_id, summary, reason, summariser, message_count, started_at, ended_at, created_at, searchable, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [row.id, row.session_id, row.summary, row.reason, row.summariser, row.message_count, row.started_at, row.ended_at, now, searchable ? 1 : 0, cjkIndexText(row.summary)],
         ).lastInsertRowid,
       ),
     );

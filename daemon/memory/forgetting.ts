@@ -8,6 +8,7 @@
 // share of the note's idf-weighted terms (docs/memory.md, "Forgetting").
 import { createHash } from 'node:crypto';
 import type { Db, Store } from '../store/store';
+import { cjkIndexText } from './cjk-segmenter';
 import { noisyOr, tripleText } from './knowledge-graph';
 import type { MemoryChange } from './memory-events';
 import { documentStems, ftsExpression, queryTerms } from './query-terms';
@@ -102,7 +103,7 @@ export class Forgetting {
         this.deleteItem(db, 'memory_episodes', r.id);
         changes.push({ kind: 'delete', tier: 'episode', id: r.id });
       } else {
-        db.run('UPDATE memory_episodes SET summary = ? WHERE seq = ?', [red.text, r.seq]);
+        db.run('UPDATE memory_episodes SET summary = ?, cjk = ? WHERE seq = ?', [red.text, cjkIndexText(red.text), r.seq]);
         changes.push({ kind: 'upsert', tier: 'episode', id: r.id, text: red.text });
       }
     }

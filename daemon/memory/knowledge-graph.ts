@@ -8,6 +8,7 @@ import type { Db, Store } from '../store/store';
 import { notFound } from '../errors';
 import { iso, isoOrNull, tierOf } from './ids';
 import type { MemoryEvents } from './memory-events';
+import { tripleCjk } from './memory-schema';
 
 export interface TripleRow {
   seq: number;
@@ -73,9 +74,9 @@ export class KnowledgeGraph {
     const id = tripleId(t.subject, t.predicate, t.object);
     const conf = t.confidence ?? DEFAULT_CONFIDENCE;
     db.run(
-      `INSERT INTO memory_triples (id, subject, predicate, object, subject_key, predicate_key, object_key, confidence, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at`,
-      [id, t.subject.trim(), t.predicate.trim(), t.object.trim(), entityKey(t.subject), entityKey(t.predicate), entityKey(t.object), conf, now, now],
+      `INSERT INTO memory_triples (id, subject, predicate, object, subject_key, predicate_key, object_key, confidence, created_at, updated_at, cjk)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at`,
+      [id, t.subject.trim(), t.predicate.trim(), t.object.trim(), entityKey(t.subject), entityKey(t.predicate), entityKey(t.object), conf, now, now, tripleCjk(t.subject, t.predicate, t.object)],
     );
     db.run('INSERT INTO memory_triple_sources (triple_id, source, confidence, at) VALUES (?, ?, ?, ?) ON CONFLICT(triple_id, source) DO UPDATE SET confidence = excluded.confidence, at = excluded.at', [id, source, conf, now]);
     const all = db.all<{ confidence: number }>('SELECT confidence FROM memory_triple_sources WHERE triple_id = ?', [id]);

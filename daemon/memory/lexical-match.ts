@@ -6,10 +6,9 @@
 // not from re-tokenizing the text in JS: measured 4x cheaper at 100k notes (docs/memory.md).
 import type { Store } from '../store/store';
 import type { Tier } from '../../protocol/memory';
-import { ftsExpression, stem, type QueryTerm } from './query-terms';
+import { documentStems, ftsExpression, type QueryTerm } from './query-terms';
 import type { TermStats } from './term-stats';
 import { TIERS, type TierTables } from './tier-tables';
-import { words } from './text-terms';
 
 export interface CandidateRow {
   seq: number;
@@ -118,7 +117,7 @@ function score(row: HighlightedRow, t: TierTables, weighted: Weighted[], present
     for (let i = 0; i < t.columns; i++) {
       const h = row[`h${i}`];
       if (!h?.includes(OPEN)) continue;
-      for (const m of h.matchAll(MARK)) for (const w of words(m[1]!)) stems.add(stem(w));
+      for (const m of h.matchAll(MARK)) for (const s of documentStems(m[1]!)) stems.add(s);
     }
     for (const w of weighted) {
       if (!stems.has(w.term.stem)) continue;

@@ -3,26 +3,90 @@
 // FTS5 tables are external-content indexes kept in step by triggers, tokenized like text-terms.ts +
 // porter-stemmer.ts (docs/memory.md, "Search").
 import type { Db, Migration } from '../store/store';
+import { cjkIndexText } from './cjk-segmenter';
 import { noteKey } from './note-key';
 
 const TOKENIZE = "tokenize='porter unicode61 remove_diacritics 2'";
 
-const ftsSync = (table: string, fts: string, cols: readonly string[]): string => {
+/** The triggers keeping an external-content FTS5 table in step with its table, one statement each. */
+const ftsTriggers = (table: string, fts: string, cols: readonly string[]): string[] => {
   const list = cols.join(', ');
   const newVals = cols.map((c) => `new.${c}`).join(', ');
   const oldVals = cols.map((c) => `old.${c}`).join(', ');
-  return `
-  CREATE TRIGGER ${table}_ai AFTER INSERT ON ${table} BEGIN
+  return [
+    `CREATE TRIGGER ${table}_ai AFTER INSERT ON ${table} BEGIN
     INSERT INTO ${fts}(rowid, ${list}) VALUES (new.seq, ${newVals});
-  END;
-  CREATE TRIGGER ${table}_ad AFTER DELETE ON ${table} BEGIN
+  END`,
+    `CREATE TRIGGER ${table}_ad AFTER DELETE ON ${table} BEGIN
     INSERT INTO ${fts}(${fts}, rowid, ${list}) VALUES ('delete', old.seq, ${oldVals});
-  END;
-  CREATE TRIGGER ${table}_au AFTER UPDATE OF ${list} ON ${table} BEGIN
+  END`,
+    `CREATE TRIGGER ${table}_au AFTER UPDATE OF ${list} ON ${table} BEGIN
     INSERT INTO ${fts}(${fts}, rowid, ${list}) VALUES ('delete', old.seq, ${oldVals});
     INSERT INTO ${fts}(rowid, ${list}) VALUES (new.seq, ${newVals});
-  END;`;
+  END`,
+  ];
 };
+const ftsSync = (table: string, fts: string, cols: readonly string[]): string => `${ftsTriggers(table, fts, cols).join(';\n')};`;
+
+/** The CJK column of a note (its text and its tags), an episode, a triple: cjk-segmenter.ts. */
+export const noteCjk = (text: string, tags: string): string => cjkIndexText(tags === '' ? text : `${text} ${tags}`);
+export const tripleCjk = (subject: string, predicate: string, object: string): string => cjkIndexText(`${subject} ${predicate} ${object}`);
+
+const CJK_FILL_PAGE = 2000;
+
+/** Fills the new cjk column of the rows that hold CJK, a page at a time (Latin rows keep ''). */
+function fillCjk(db: Db, table: string, cols: readonly string[], cjk: (r: Record<string, string>) => string): void {
+  for (let after = 0; ; ) {
+    const rows = db.all<Record<string, string> & { seq: number }>(`SELECT seq, ${cols.join(', ')} FROM ${table} WHERE seq > ? ORDER BY seq LIMIT ?`, [after, CJK_FILL_PAGE]);
+    for (const r of rows) {
+      const value = cjk(r);
+      if (value !== '') db.run(`UPDATE ${table} SET cjk = ? WHERE seq = ?`, [value, r.seq]);
+    }
+    if (rows.length < CJK_FILL_PAGE) return;
+    after = rows[rows.length - 1]!.seq;
+  }
+}
+
+/**
+ * Migration 6: each FTS5 table gains a last column holding the item's CJK units (a real column of the
+ * item table, written by the repositories, '' without CJK). FTS5 cannot add a column, so the index is
+ * dropped and rebuilt from the items (searchable episodes only), once.
+ */
+function addCjkColumn(db: Db): void {
+  for (const t of ['memory_notes', 'memory_episodes', 'memory_triples']) {
+    for (const sql of [`DROP TRIGGER ${t}_ai`, `DROP TRIGGER ${t}_ad`, `DROP TRIGGER ${t}_au`, `DROP TABLE ${t}_vocab`, `DROP TABLE ${t}_fts`]) db.run(sql);
+    db.run(`ALTER TABLE ${t} ADD COLUMN cjk TEXT NOT NULL DEFAULT ''`);
+  }
+  fillCjk(db, 'memory_notes', ['text', 'tags'], (r) => noteCjk(r.text!, r.tags!));
+  fillCjk(db, 'memory_episodes', ['summary'], (r) => cjkIndexText(r.summary!));
+  fillCjk(db, 'memory_triples', ['subject', 'predicate', 'object'], (r) => tripleCjk(r.subject!, r.predicate!, r.object!));
+  const statements = [
+    `CREATE VIRTUAL TABLE memory_notes_fts USING fts5(text, tags, cjk, content='memory_notes', content_rowid='seq', ${TOKENIZE})`,
+    ...ftsTriggers('memory_notes', 'memory_notes_fts', ['text', 'tags', 'cjk']),
+    "CREATE VIRTUAL TABLE memory_notes_vocab USING fts5vocab(memory_notes_fts, 'row')",
+    'INSERT INTO memory_notes_fts(rowid, text, tags, cjk) SELECT seq, text, tags, cjk FROM memory_notes',
+
+    `CREATE VIRTUAL TABLE memory_episodes_fts USING fts5(summary, cjk, content='memory_episodes', content_rowid='seq', ${TOKENIZE})`,
+    `CREATE TRIGGER memory_episodes_ai AFTER INSERT ON memory_episodes WHEN new.searchable = 1 BEGIN
+      INSERT INTO memory_episodes_fts(rowid, summary, cjk) VALUES (new.seq, new.summary, new.cjk);
+    END`,
+    `CREATE TRIGGER memory_episodes_ad AFTER DELETE ON memory_episodes WHEN old.searchable = 1 BEGIN
+      INSERT INTO memory_episodes_fts(memory_episodes_fts, rowid, summary, cjk) VALUES ('delete', old.seq, old.summary, old.cjk);
+    END`,
+    `CREATE TRIGGER memory_episodes_au AFTER UPDATE OF summary, cjk, searchable ON memory_episodes BEGIN
+      INSERT INTO memory_episodes_fts(memory_episodes_fts, rowid, summary, cjk) SELECT 'delete', old.seq, old.summary, old.cjk WHERE old.searchable = 1;
+      INSERT INTO memory_episodes_fts(rowid, summary, cjk) SELECT new.seq, new.summary, new.cjk WHERE new.searchable = 1;
+    END`,
+    "CREATE VIRTUAL TABLE memory_episodes_vocab USING fts5vocab(memory_episodes_fts, 'row')",
+    'INSERT INTO memory_episodes_fts(rowid, summary, cjk) SELECT seq, summary, cjk FROM memory_episodes WHERE searchable = 1',
+
+    `CREATE VIRTUAL TABLE memory_triples_fts USING fts5(subject, predicate, object, cjk, content='memory_triples', content_rowid='seq', ${TOKENIZE})`,
+    ...ftsTriggers('memory_triples', 'memory_triples_fts', ['subject', 'predicate', 'object', 'cjk']),
+    "CREATE VIRTUAL TABLE memory_triples_vocab USING fts5vocab(memory_triples_fts, 'row')",
+    'INSERT INTO memory_triples_fts(rowid, subject, predicate, object, cjk) SELECT seq, subject, predicate, object, cjk FROM memory_triples',
+  ];
+  for (const sql of statements) db.run(sql);
+}
 
 export const MEMORY_MIGRATIONS: readonly Migration[] = [
   {
@@ -119,5 +183,10 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       INSERT INTO memory_episodes_fts(memory_episodes_fts, rowid, summary) SELECT 'delete', old.seq, old.summary WHERE old.searchable = 1;
       INSERT INTO memory_episodes_fts(rowid, summary) SELECT new.seq, new.summary WHERE new.searchable = 1;
     END;`,
+  },
+  {
+    version: 6,
+    description: 'memory: CJK text searchable by character and word (a column of character and bigram units in each FTS5 index)',
+    up: addCjkColumn,
   },
 ];

@@ -5,6 +5,7 @@ import type { Db, Store } from '../store/store';
 import { notFound } from '../errors';
 import { iso, isoOrNull, newId } from './ids';
 import type { MemoryEvents } from './memory-events';
+import { noteCjk } from './memory-schema';
 import { noteKey } from './note-key';
 import type { Forgetting } from './forgetting';
 import { olderThan, toPage } from './pagination';
@@ -40,7 +41,7 @@ export const noteSearchText = (r: Pick<NoteRow, 'text' | 'tags'>): string => (r.
 function refresh(db: Db, r: NoteRow, tags: readonly string[], now: number): { row: NoteRow; changed: boolean } {
   const merged = tagsText([...(r.tags === '' ? [] : (JSON.parse(r.tags) as string[])), ...tags]);
   const row: NoteRow = { ...r, tags: merged, updated_at: now, recall_count: r.recall_count + 1, recalled_at: now };
-  db.run('UPDATE memory_notes SET tags = ?, updated_at = ?, recall_count = recall_count + 1, recalled_at = ? WHERE seq = ?', [merged, now, now, r.seq]);
+  db.run('UPDATE memory_notes SET tags = ?, cjk = ?, updated_at = ?, recall_count = recall_count + 1, recalled_at = ? WHERE seq = ?', [merged, noteCjk(r.text, merged), now, now, r.seq]);
   return { row, changed: merged !== r.tags };
 }
 
@@ -65,7 +66,7 @@ export class NoteRepository {
       const same = db.get<NoteRow>('SELECT * FROM memory_notes WHERE text_key = ? ORDER BY seq DESC LIMIT 1', [key]);
       if (same) return refresh(db, same, input.tags ?? [], now);
       const r: NoteRow = { seq: 0, id: newId('note', now), text: input.text, source: input.source ?? 'user', tags: tagsText(input.tags ?? []), created_at: now, updated_at: now, recall_count: 0, recalled_at: null };
-      r.seq = Number(db.run('INSERT INTO memory_notes (id, text, source, tags, created_at, updated_at, text_key) VALUES (?, ?, ?, ?, ?, ?, ?)', [r.id, r.text, r.source, r.tags, now, now, key]).lastInsertRowid);
+      r.seq = Number(db.run('INSERT INTO memory_notes (id, text, source, tags, created_at, updated_at, text_key, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [r.id, r.text, r.source, r.tags, now, now, key, noteCjk(r.text, r.tags)]).lastInsertRowid);
       return { row: r, changed: true };
     });
     if (changed) this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row) });
@@ -87,7 +88,7 @@ export class NoteRepository {
       const r = db.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [id]);
       if (!r) throw notFound('note', id);
       const next: NoteRow = { ...r, text: patch.text ?? r.text, tags: patch.tags ? tagsText(patch.tags) : r.tags, updated_at: now };
-      db.run('UPDATE memory_notes SET text = ?, tags = ?, updated_at = ?, text_key = ? WHERE seq = ?', [next.text, next.tags, now, noteKey(next.text), r.seq]);
+      db.run('UPDATE memory_notes SET text = ?, tags = ?, cjk = ?, updated_at = ?, text_key = ? WHERE seq = ?', [next.text, next.tags, noteCjk(next.text, next.tags), now, noteKey(next.text), r.seq]);
       return next;
     });
     this.events.emit({ kind: 'upsert', tier: 'note', id, text: noteSearchText(row) });

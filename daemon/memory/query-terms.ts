@@ -1,6 +1,8 @@
 // A search query as terms: content words (stopwords dropped), stemmed like the FTS5 index, each kept
 // with the word it came from, because FTS5 stems query words itself and Porter is not idempotent
 // ("agreed" → "agre" → "agr"): the index is asked with the original word, JS compares stems.
+// CJK runs become character and bigram units (cjk-segmenter.ts), which no stemmer touches.
+import { cjkQuery, cjkUnits } from './cjk-segmenter';
 import { porterStem } from './porter-stemmer';
 import { contentWords, words } from './text-terms';
 
@@ -29,12 +31,18 @@ export function stem(word: string): string {
   return s;
 }
 
+/** Content words first (a query without CJK gives exactly these), then CJK units; at most MAX_TERMS. */
 export function queryTerms(q: string): QueryTerm[] {
   const seen = new Map<string, QueryTerm>();
-  for (const word of contentWords(q)) {
+  const { units, rest } = cjkQuery(q);
+  for (const word of contentWords(rest)) {
+    if (seen.size >= MAX_TERMS) break;
     const s = stem(word);
     if (!seen.has(s)) seen.set(s, { stem: s, word });
+  }
+  for (const unit of units) {
     if (seen.size >= MAX_TERMS) break;
+    if (!seen.has(unit)) seen.set(unit, { stem: unit, word: unit });
   }
   return [...seen.values()];
 }
@@ -44,9 +52,13 @@ export function ftsExpression(terms: readonly QueryTerm[], op: 'OR' | 'AND'): st
   return terms.map((t) => `"${t.word.replace(/"/g, '""')}"`).join(` ${op} `);
 }
 
-/** The stems of a document's words (all words: a stopword in a query never reaches this). */
+/**
+ * The stems of a document's words (all words: a stopword in a query never reaches this) and its CJK
+ * units: every term a query could hold that the text holds.
+ */
 export function documentStems(text: string): Set<string> {
   const out = new Set<string>();
   for (const w of words(text)) out.add(stem(w));
+  for (const u of cjkUnits(text)) out.add(u);
   return out;
 }

@@ -4,8 +4,7 @@
 // weights, never which items match.
 import type { Store } from '../store/store';
 import { TIERS } from './tier-tables';
-import { stem } from './query-terms';
-import { words } from './text-terms';
+import { documentStems } from './query-terms';
 
 export interface TermFrequency {
   /** Documents containing the term, per tier (keyed by tier name). */
@@ -70,7 +69,7 @@ export class TermStats {
 
   /** A write changed an item holding this text: its terms' frequencies are looked up again. */
   forgetText(text: string): void {
-    for (const w of words(text)) this.cache.delete(stem(w));
+    for (const s of documentStems(text)) this.cache.delete(s);
   }
 
   /** Forget cached counts (after bulk loads, and in tests that assert exact weights). */
