@@ -83,7 +83,13 @@ export class SqliteStore implements Store {
     return st;
   }
 
+  /**
+   * node-sqlite3-wasm binds text NUL-terminated: "a\u0000b" would be stored as "a" while the caller
+   * believes all of it was. Every input schema refuses NUL (protocol/text.ts); this is the floor under
+   * them for text that arrives another way (a tool argument, a model's answer): refused, never cut.
+   */
   private static bind(params: SqlParams | undefined): sqlite.BindValues | undefined {
+    if (params) for (const v of Array.isArray(params) ? (params as readonly SqlValue[]) : Object.values(params)) if (typeof v === 'string' && v.includes('\u0000')) throw new NulInTextError();
     return params as unknown as sqlite.BindValues | undefined;
   }
 
@@ -208,5 +214,13 @@ export class SqliteStore implements Store {
     for (const st of this.statements.values()) st.finalize();
     this.statements.clear();
     this.db.close();
+  }
+}
+
+/** Text with U+0000 cannot be stored faithfully (see SqliteStore.bind). */
+export class NulInTextError extends Error {
+  constructor() {
+    super('text containing U+0000 cannot be stored');
+    this.name = 'NulInTextError';
   }
 }

@@ -3,8 +3,10 @@
 import { Type } from '@sinclair/typebox';
 import type { AgentMemory } from '../ports';
 import { defineTool, ToolFailure, type Tool } from './tool';
+import { TEXT_PATTERN } from '../../../protocol/text';
 
 const SEARCH_LIMIT = 5;
+const STORABLE_TEXT = new RegExp(TEXT_PATTERN, 'u');
 const FORGET_LIMIT = 3;
 
 export function memoryTools(memory: AgentMemory): Tool[] {
@@ -17,6 +19,8 @@ export function memoryTools(memory: AgentMemory): Tool[] {
       },
       safety: 'active',
       run: async ({ text }, ctx) => {
+        // The API refuses such text in its schema; a model's argument is told so instead of being stored cut short.
+        if (!STORABLE_TEXT.test(text)) throw new ToolFailure('the text holds control characters (U+0000 or others) that cannot be stored; leave them out');
         const note = await memory.remember(text, `session:${ctx.sessionId}`);
         return { summary: `I'll remember that ${stripFinal(note.text)}.`, data: { id: note.id, text: note.text }, sources: [note.id] };
       },

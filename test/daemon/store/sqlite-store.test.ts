@@ -207,3 +207,14 @@ test('opens with journal_mode=delete and the configured synchronous level', (t) 
   assert.deepEqual(normal.get('PRAGMA synchronous'), { synchronous: 1 });
   assert.deepEqual(full.get('PRAGMA foreign_keys'), { foreign_keys: 1 });
 });
+
+test('text with U+0000 is refused, never stored cut short; the write rolls back and the store goes on', async (t) => {
+  const dir = tempDir(t);
+  const store = openStore(dir);
+  t.after(() => store.close());
+  await assert.rejects(insert(store, 'secret\u0000tail'), { name: 'NulInTextError' });
+  await assert.rejects(store.write((db) => db.run('INSERT INTO items (v) VALUES (:v)', { v: 'a\u0000' })), { name: 'NulInTextError' });
+  assert.deepEqual(values(store.all<{ v: string }>('SELECT v FROM items')), []);
+  await insert(store, 'fine');
+  assert.deepEqual(values(store.all<{ v: string }>('SELECT v FROM items')), ['fine']);
+});

@@ -40,3 +40,24 @@ void test('search_memory with no hit says so', async () => {
   const result = await searchTool([]).run({ query: 'volcanoes' }, ctx);
   assert.equal(result.summary, "I don't have anything about volcanoes in memory.");
 });
+
+void test('remember refuses text a model sent with U+0000 or other control characters, and stores nothing', async () => {
+  const stored: string[] = [];
+  const memory: AgentMemory = {
+    remember: (text) => {
+      stored.push(text);
+      return Promise.resolve({ id: 'note_1', text });
+    },
+    search: () => Promise.resolve([]),
+    forget: () => Promise.resolve([]),
+    knowledge: () => Promise.resolve([]),
+    addFacts: () => Promise.resolve([]),
+  };
+  const remember = memoryTools(memory).find((t) => t.spec.name === 'remember')!;
+  for (const text of ['my pin is 1234\u0000 and more', 'bell\u0007', 'lone \ud800 surrogate']) {
+    await assert.rejects(remember.run({ text }, ctx), { name: 'ToolFailure' }, JSON.stringify(text));
+  }
+  assert.deepEqual(stored, []);
+  await remember.run({ text: 'Multi-line\tnotes\nare fine 🙂' }, ctx);
+  assert.equal(stored.length, 1);
+});
