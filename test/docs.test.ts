@@ -3,8 +3,8 @@
 // names a key or variable that no longer exists. The operational docs name the files they describe.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { SettingsSchema } from '../daemon/config/settings-schema';
 import { parseSettings } from '../daemon/config/load-settings';
 import { ENVIRONMENT_VARIABLES } from '../daemon/config/environment';
@@ -92,4 +92,101 @@ void test('docs/metrics.md and docs/install-pi.md name files that exist and the 
   const install = doc('install-pi.md');
   for (const file of ['systemd/svc-brain.service', 'systemd/svc-node-agent.service']) assert.ok(install.includes(file) && existsSync(join(ROOT, file)), file);
   for (const step of ['npm ci', 'useradd', 'systemctl enable --now svc-brain', 'journalctl -u svc-brain', 'api-token', 'doctor']) assert.ok(install.includes(step), step);
+});
+
+/** README.md and every page under docs/ (the user documentation), as repo-relative paths. */
+function userDocs(): string[] {
+  const pages = readdirSync(join(ROOT, 'docs'), { withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.md'))
+    .map((e) => `docs/${e.name}`);
+  return ['README.md', ...pages.sort()];
+}
+
+/** Markdown without its fenced code blocks and inline code spans (where a link is only an example). */
+const prose = (markdown: string): string => markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
+
+/** Inline code spans and fenced code blocks: where commands and paths are written. */
+const code = (markdown: string): string[] => [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```|`([^`\n]+)`/gm)].map((m) => m[1] ?? m[2] ?? '');
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
+const anchor = (heading: string): string =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+
+const anchorsOf = (markdown: string): Set<string> => new Set([...prose(markdown).matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1]!.replace(/`/g, ''))));
+
+void test('README and docs link only to files inside the repository that exist, and to headings that exist', () => {
+  const broken: string[] = [];
+  for (const page of userDocs()) {
+    const text = readFileSync(join(ROOT, page), 'utf8');
+    for (const m of prose(text).matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1]!;
+      const [file = '', hash] = target.split('#');
+      if (/^[a-z][a-z0-9+.-]*:/i.test(file)) {
+        broken.push(`${page}: ${target} leaves the repository`);
+        continue;
+      }
+      const resolved = file === '' ? page : posix.normalize(posix.join(posix.dirname(page), file));
+      if (resolved.startsWith('../') || !existsSync(join(ROOT, resolved))) {
+        broken.push(`${page}: ${target} is not a file of the repository`);
+        continue;
+      }
+      if (hash !== undefined && resolved.endsWith('.md') && !anchorsOf(readFileSync(join(ROOT, resolved), 'utf8')).has(hash)) broken.push(`${page}: ${target} names no heading of ${resolved}`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+/** The command paths the CLI registers (`memory decay`, `key add`), read from the sade calls in cli/. */
+function cliCommands(): Set<string> {
+  const out = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/\.command\(\s*['`]([a-z][a-z -]*)/g)) out.add(m[1]!.trim());
+    }
+  };
+  walk(join(ROOT, 'cli'));
+  return out;
+}
+
+/** A mistyped command docs/protocol.md shows on purpose (it gets "did you mean status"). */
+const TYPO_EXAMPLES = new Set(['stauts']);
+
+void test('every `svc <command>` written in README and docs is a command of cli/, down to its subcommand', () => {
+  const commands = cliCommands();
+  assert.ok(commands.has('serve') && commands.has('memory decay'), 'the scan found the commands');
+  const groups = new Set([...commands].filter((c) => c.includes(' ')).map((c) => c.split(' ')[0]!));
+  const unknown: string[] = [];
+  for (const page of userDocs()) {
+    for (const snippet of code(readFileSync(join(ROOT, page), 'utf8'))) {
+      // `svc` at the start of a command (a line, a prompt, after ; && | or a subshell), not the svc user (`sudo -u svc env`).
+      for (const m of snippet.matchAll(/(?:^\s*|[;&|(]\s*|\$ )svc ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?/gm)) {
+        const [first, second] = [m[1]!, m[2]];
+        const path = groups.has(first) && second !== undefined ? `${first} ${second}` : first;
+        if (!commands.has(path) && !TYPO_EXAMPLES.has(path)) unknown.push(`${page}: svc ${path}`);
+      }
+    }
+  }
+  assert.deepEqual(unknown, []);
+});
+
+/** Top-level folders of the repository a doc may name; the ones that do not exist are caught below. */
+const PATH_TOKEN = /^(?:daemon|cli|protocol|node-agent|test|systemd|bench|scripts|docs|mesh|sync|web)\/[\w./-]*$/;
+
+void test('every repository path written in README and docs exists (no mesh/, sync/, web/ before they do)', () => {
+  const missing: string[] = [];
+  for (const page of userDocs()) {
+    for (const snippet of code(readFileSync(join(ROOT, page), 'utf8'))) {
+      for (const token of snippet.split(/[\s,;()]+/)) {
+        const path = token.replace(/[.:]+$/, '');
+        if (PATH_TOKEN.test(path) && !existsSync(join(ROOT, path))) missing.push(`${page}: ${path}`);
+      }
+    }
+  }
+  assert.deepEqual(missing, []);
 });
