@@ -1,5 +1,5 @@
 // Shared by bench sections: start the built brain (dist/svc.mjs) the way `svc start` and the systemd
-// unit do, read a process's memory from /proc, percentiles, free ports.
+// unit do, and a baseline script the same way; read a process's memory from /proc, percentiles, free ports.
 import { build } from 'esbuild';
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -48,6 +48,40 @@ export function summary(values, digits = 1) {
   return { runs: values.length, median: round(percentile(values, 50), digits), p90: round(percentile(values, 90), digits), min: round(Math.min(...values), digits), max: round(Math.max(...values), digits) };
 }
 
+/** Collects a child's stderr and exit code; `stop()` sends SIGTERM and resolves with the exit code. */
+function watch(child) {
+  const state = { stderr: '', exited: null };
+  child.stderr.on('data', (d) => (state.stderr += d));
+  // A child killed by a signal exits with code null: keep the signal so the exit is still seen.
+  child.on('exit', (code, signal) => (state.exited = code ?? signal));
+  state.stop = () =>
+    new Promise((resolve) => {
+      if (state.exited !== null) return resolve(state.exited);
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+  return state;
+}
+
+/**
+ * Polls GET <url>/health every 2 ms until it answers 200 and resolves with the milliseconds since
+ * `t0` (the spawn). Every process whose start-up the bench times is waited for by this one loop.
+ */
+async function healthyAfter(url, t0, state, { what, timeoutMs }) {
+  for (;;) {
+    if (state.exited !== null) throw new Error(`${what} exited with ${state.exited}: ${state.stderr}`);
+    if (performance.now() - t0 > timeoutMs) throw new Error(`${what} not healthy within ${timeoutMs} ms: ${state.stderr}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) return performance.now() - t0;
+    } catch {
+      // not listening yet
+    }
+    await sleep(2);
+  }
+}
+
 /**
  * Spawns `node <flags> dist/svc.mjs serve --port <port>` on `home` and resolves once GET /health has
  * answered 200 (polled every 2 ms), with the time from spawn to that answer.
@@ -58,35 +92,45 @@ export async function startBrain(root, { home, port, runtime, token, env = {}, t
     env: { ...process.env, ...runtime.env, SVC_HOME: home, SVC_LOG_LEVEL: 'warn', SVC_API_TOKEN: token ?? '', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  let exited = null;
-  child.on('exit', (code) => (exited = code));
+  const state = watch(child);
   const url = `http://127.0.0.1:${port}`;
-  for (;;) {
-    if (exited !== null) throw new Error(`brain exited with ${exited}: ${stderr}`);
-    if (performance.now() - t0 > timeoutMs) throw new Error(`brain not healthy within ${timeoutMs} ms: ${stderr}`);
-    try {
-      const res = await fetch(`${url}/health`);
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(2);
-  }
-  const startMs = performance.now() - t0;
-  return {
-    child,
-    url,
-    startMs,
-    stop: () =>
-      new Promise((resolve) => {
-        if (exited !== null) return resolve(exited);
-        child.once('exit', (code) => resolve(code));
-        child.kill('SIGTERM');
-      }),
-  };
+  const startMs = await healthyAfter(url, t0, state, { what: 'brain', timeoutMs });
+  return { child, url, startMs, stop: state.stop };
+}
+
+/**
+ * Bundles `entry` the way build.mjs bundles dist/svc.mjs (one minified ESM file for node20, with a
+ * `require` for the CommonJS dependencies inside) to `outfile`, so a baseline loads its code as the
+ * brain does: one file, no module resolution through node_modules at start-up.
+ */
+export async function bundleFixture(entry, outfile) {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    legalComments: 'none',
+    banner: { js: "import { createRequire as __benchCreateRequire } from 'node:module';\nconst require = __benchCreateRequire(import.meta.url);" },
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+/**
+ * Spawns `node <flags> <script> <port>` exactly as startBrain spawns the brain (same flags, environment
+ * and stdio) and resolves at its first GET /health 200, timed by the same loop. For baselines such as
+ * fixtures/bare-fastify.mjs, which take their port as the first argument.
+ */
+export async function startScript(script, { port, runtime, timeoutMs = 30_000 }) {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...runtime.flags, script, String(port)], { env: { ...process.env, ...runtime.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const state = watch(child);
+  const url = `http://127.0.0.1:${port}`;
+  const startMs = await healthyAfter(url, t0, state, { what: script, timeoutMs });
+  return { child, url, startMs, stop: state.stop };
 }
 
 /**
@@ -102,35 +146,10 @@ export async function startServe(root, runtime, { home, port, reexec = true, tim
     env: { ...env, SVC_HOME: home, SVC_LOG_LEVEL: 'warn', SVC_API_TOKEN: '', ...(reexec ? {} : { SVC_BRAIN_RUNTIME: '1' }) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  let exited = null;
-  child.on('exit', (code) => (exited = code));
-  for (;;) {
-    if (exited !== null) throw new Error(`svc serve exited with ${exited}: ${stderr}`);
-    if (performance.now() - t0 > timeoutMs) throw new Error(`svc serve not healthy within ${timeoutMs} ms: ${stderr}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/health`);
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(2);
-  }
-  const startMs = performance.now() - t0;
+  const state = watch(child);
+  const startMs = await healthyAfter(`http://127.0.0.1:${port}`, t0, state, { what: 'svc serve', timeoutMs });
   const brainPid = Number(readFileSync(join(home, 'brain.pid'), 'utf8').split('\n')[0]);
-  return {
-    startMs,
-    brainPid,
-    startedPid: child.pid,
-    stop: () =>
-      new Promise((resolve) => {
-        if (exited !== null) return resolve(exited);
-        child.once('exit', (code) => resolve(code));
-        child.kill('SIGTERM');
-      }),
-  };
+  return { startMs, brainPid, startedPid: child.pid, stop: state.stop };
 }
 
 /**
