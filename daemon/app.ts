@@ -8,7 +8,9 @@ import type { Metrics } from './metrics/metrics';
 import type { Lifecycle } from './lifecycle/lifecycle';
 import { installErrorHandlers, envelope, frameworkErrors, clientErrorHandler } from './http/error-handler';
 import { ClientErrorLog } from './http/client-error-log';
-import { authFailure, unroutedAuthFailure, WS_PROTOCOL } from './http/auth';
+import { checkRouteDeclaration, routeGuard, routePrincipals } from './http/auth';
+import { WS_PROTOCOL, type CredentialVerifier } from './auth/authenticate';
+import { apiTokenVerifier } from './auth/api-token';
 import { installMetrics } from './http/metrics-routes';
 import { healthRoutes } from './http/health-routes';
 import { lazySchemaCompilers } from './http/lazy-schemas';
@@ -19,6 +21,8 @@ export interface AppDeps {
   logger: Logger;
   version: string;
   apiToken: string;
+  /** Credential stores beyond the API token (paired devices, node keys, peer brains), asked after it. */
+  verifiers?: readonly CredentialVerifier[];
   metrics: Metrics;
   metricsPublic: boolean;
   lifecycle: Lifecycle;
@@ -44,6 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const loggerInstance: FastifyBaseLogger = deps.logger;
   const clientErrors = new ClientErrorLog(deps.logger);
   const timeouts = deps.timeouts ?? DEFAULT_TIMEOUTS;
+  const guard = routeGuard([apiTokenVerifier(deps.apiToken), ...(deps.verifiers ?? [])]);
   const app = Fastify({
     loggerInstance,
     // Per-request lines would flood journald on a Pi; errors are logged by the error handler.
@@ -61,14 +66,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // connections close after fastify's keepAliveTimeout (72 s).
     requestTimeout: timeouts.requestMs,
     http: { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1000, timeouts.headersMs) },
-    frameworkErrors: frameworkErrors((request) => unroutedAuthFailure(request, deps.apiToken), clientErrors),
+    frameworkErrors: frameworkErrors((request) => guard.authorizeUnrouted(request), clientErrors),
     clientErrorHandler: clientErrorHandler(clientErrors),
     schemaController: { compilersFactory: lazySchemaCompilers() },
   });
   installErrorHandlers(app, clientErrors);
   installBodyParsers(app);
+  // Who the request acts for (daemon/auth/principal.ts); declared up front so every request has the same shape.
+  app.decorateRequest('principal', null, []);
   // One callback hook for every request (each hook, and each promise, costs on the hot path):
-  // 503 while stopping — /health answers for itself then, so probes see why — then the token check.
+  // 503 while stopping — /health answers for itself then, so probes see why — then the principal check.
   // A hook that replies does not call done (fastify Hooks.md).
   app.addHook('onRequest', (request, reply, done) => {
     if (request.headers.upgrade !== undefined) closeAfterReply(request, reply);
@@ -77,16 +84,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       void reply.status(503).send(envelope('UNAVAILABLE', 'brain is shutting down', null));
       return;
     }
-    const refusal = authFailure(request, deps.apiToken);
+    const refusal = guard.authorize(request);
     // A refused request's body is never read: close rather than drain whatever the client still sends.
     if (refusal && request.headers.upgrade === undefined) closeAfterReply(request, reply);
     done(refusal);
   });
   // The route table at debug level: what the brain serves, for operators and the security tests.
-  const table: { method: string; url: string; public: boolean; websocket: boolean }[] = [];
+  // Each route's principals are checked as it is registered, so a declaration that cannot work fails the start.
+  const table: { method: string; url: string; principals: readonly string[]; public: boolean; websocket: boolean }[] = [];
   app.addHook('onRoute', (route) => {
+    checkRouteDeclaration(route.url, route.config?.principals);
+    const principals = routePrincipals(route.config);
     for (const method of [route.method].flat()) {
-      if (method !== 'HEAD') table.push({ method, url: route.url, public: route.config?.public === true, websocket: route.websocket === true });
+      if (method !== 'HEAD') table.push({ method, url: route.url, principals, public: principals.includes('anonymous'), websocket: route.websocket === true });
     }
   });
   installMetrics(app, deps.metrics, { public: deps.metricsPublic });
@@ -137,7 +147,7 @@ function upgradeRequired(_request: FastifyRequest, reply: FastifyReply): void {
 
 /**
  * node hands an upgrade request's socket to @fastify/websocket, outside its HTTP keep-alive handling.
- * An upgrade that is answered in HTTP instead — refused by this hook (401, 503), or sent to a path
+ * An upgrade that is answered in HTTP instead — refused by this hook (401, 403, 503), or sent to a path
  * that is not a WebSocket route, which answers as if Upgrade were absent (RFC 9110 7.8) — closes its
  * connection after the answer; else every such request leaks a socket that also blocks app.close().
  * An accepted upgrade never finishes its HTTP response: ws owns the socket from then on. (A request

@@ -28,13 +28,12 @@ async function call<T>(conn: Connection, out: Out, json: boolean, method: string
 }
 
 const day = (iso: string): string => iso.slice(0, 16).replace('T', ' ');
-const clip = (s: string, n = 100): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 export const memorySearch = (conn: Connection, q: string, o: { limit?: number | undefined; json: boolean }, out: Out): Promise<number> =>
   call<SearchResponse>(conn, out, o.json, 'GET', `/api/memory/search${qs({ q, limit: o.limit })}`, undefined, (r) => {
     const head = r.degraded ? `(lexical only: embeddings ${r.degraded.reason})\n` : '';
     if (r.results.length === 0) return `${head}nothing in memory matches "${q}"\n`;
-    return head + r.results.map((x) => `${x.relevance.toFixed(2)}  ${x.tier.padEnd(9)} ${day(x.timestamp)}  ${clip(x.summary)}\n    ${x.id}\n`).join('');
+    return head + r.results.map((x) => `${x.relevance.toFixed(2)}  ${x.tier.padEnd(9)} ${day(x.timestamp)}  ${clip(x.summary, 100)}\n    ${x.id}\n`).join('');
   });
 
 export const memoryNote = (conn: Connection, text: string, o: { tags?: string[] | undefined; json: boolean }, out: Out): Promise<number> =>

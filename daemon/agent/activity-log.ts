@@ -1,9 +1,8 @@
 // Recent agent activity for GET /api/dashboard/timeline: a bounded ring of timeline items fed by the
 // agent event bus. RAM only — the durable record of conversations is their episodes (memory).
 import type { TimelineItem } from '../../protocol/dashboard';
+import { clip } from '../kernel/text';
 import type { AgentEvent, AgentEvents } from './agent-events';
-
-const clip = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
 
 export class ActivityLog {
   private readonly items: TimelineItem[] = [];

@@ -8,21 +8,22 @@ import type { Store } from '../store/store';
 import type { MemoryService } from '../memory/memory-service';
 import type { DashboardStatus } from '../../protocol/dashboard';
 import { DEFAULT_WORKING_LIMITS, type WorkingMemoryLimits } from '../memory/working-memory';
-import { AgentEvents } from './agent-events';
+import type { AgentEvent, AgentEvents } from './agent-events';
+import { EventBus } from '../kernel/event-bus';
 import { ActivityLog } from './activity-log';
 import { ContextBuilder } from './context-builder';
-import { agentMemory } from './memory-adapter';
-import type { AgentMemory, DeviceDirectory, IdentitySource } from './ports';
+import { agentMemory } from '../memory/agent-memory';
+import type { AgentMemory, DeviceDirectory, IdentitySource } from '../kernel/ports';
 import { RoutePreferences } from './router/route-preferences';
 import { Router } from './router/router';
 import { SessionManager } from './session-manager';
 import { TurnRunner } from './turn-runner';
 import { KnowledgeExtractor, type ExtractionLimits } from './knowledge-extractor';
-import { ToolRegistry } from './tools/tool-registry';
+import { ToolRegistry } from '../kernel/tool-registry';
 import { ToolRunner } from './tools/tool-runner';
 import { StaticPermissionHook, type PermissionHook } from './tools/permission-hook';
 import { SecretScrubber, type SecretSource } from './tools/secret-scrubber';
-import { memoryTools } from './tools/memory-tools';
+import { memoryTools } from '../memory/memory-tools';
 import { brainTools } from './tools/brain-tools';
 
 export interface AgentSettings {
@@ -77,11 +78,11 @@ export class Agent {
 
   constructor(private readonly deps: AgentDeps) {
     const { logger, settings } = deps;
-    this.events = new AgentEvents(logger.child({ part: 'agent-events' }));
+    this.events = EventBus.logged<AgentEvent>(logger, 'agent event');
     this.activity.listen(this.events);
     this.memory = deps.memory ? agentMemory(deps.memory) : null;
-    if (this.memory) for (const t of memoryTools(this.memory)) this.tools.register(t);
-    for (const t of brainTools({ identity: deps.identity, devices: deps.devices, status: () => this.status() })) this.tools.register(t);
+    if (this.memory) for (const t of memoryTools(this.memory)) this.tools.register('memory', t);
+    for (const t of brainTools({ identity: deps.identity, devices: deps.devices, status: () => this.status() })) this.tools.register('agent', t);
     this.preferences = deps.store ? new RoutePreferences(deps.store) : null;
     const router = new Router(this.preferences, { enabled: settings.router.enabled, learn: settings.router.learn_from_corrections });
     const runner = new ToolRunner({ registry: this.tools, permissions: deps.permissions ?? new StaticPermissionHook(), scrubber: new SecretScrubber(deps.secrets), metrics: deps.metrics, logger });

@@ -2,8 +2,8 @@
 // persona, USER.md, the specialist's instructions, working memory, relevant memories and device
 // state in one system message; then the session's conversation; then the new user message.
 // Every part is bounded in characters so a long USER.md or a chatty session cannot blow the context.
-import type { ChatMessage } from '../providers/provider';
-import type { AgentMemory, DeviceDirectory, IdentitySource } from './ports';
+import type { ChatMessage } from '../kernel/conversation';
+import type { AgentMemory, DeviceDirectory, IdentitySource } from '../kernel/ports';
 import type { Session } from './session';
 import type { Specialist } from './router/specialists';
 
@@ -78,5 +78,3 @@ export class ContextBuilder {
     return `## Devices\n${devices.slice(0, 30).map(line).join('\n')}`;
   }
 }
-
-const clip = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max)}…`);

@@ -11,7 +11,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { Logger } from 'pino';
 import { ChainExhaustedError, ProviderError, type Provider } from '../providers/provider';
 import type { AgentEvents } from './agent-events';
-import type { AgentMemory, FactInput } from './ports';
+import type { AgentMemory, FactInput } from '../kernel/ports';
 import { statedTriples } from './statement-rules';
 
 export const MAX_FACTS = 8;

@@ -9,11 +9,11 @@
 // the oldest conversation into episodes; only when neither is possible is a new session refused.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, notFound } from '../errors';
+import { AppError, notFound } from '../kernel/errors';
 import type { Metrics } from '../metrics/metrics';
 import type { MemoryService } from '../memory/memory-service';
 import type { SessionPort, SessionState } from '../memory/session-port';
-import type { ChatMessage } from '../providers/provider';
+import type { ChatMessage } from '../kernel/conversation';
 import type { BrainMessageOf } from '../../protocol/session';
 import type { AgentEvents } from './agent-events';
 import { ADMIN_OWNER, Session, type ConversationEntry, type SessionClient, type SessionLimits, type SessionOwner } from './session';

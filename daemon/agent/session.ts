@@ -6,7 +6,7 @@
 // entries come and go, never measured on the heap): past its transcript cap the oldest entries are
 // shed — in chunks, down to 3/4 of the cap, so one summary covers many — and handed to `compacted`,
 // which writes them as an episode (memory tier "episodes") before they are gone.
-import type { ChatMessage } from '../providers/provider';
+import type { ChatMessage } from '../kernel/conversation';
 import type { BrainMessage, HistoryMessage } from '../../protocol/session';
 import { WorkingMemory, type WorkingMemoryLimits } from '../memory/working-memory';
 

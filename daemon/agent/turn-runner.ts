@@ -3,16 +3,17 @@
 // always closed by exactly one text_response — also when the provider chain is exhausted, the turn
 // is cancelled or something breaks — so a client never waits for an answer that will not come.
 import type { Logger } from 'pino';
-import { ChainExhaustedError, ProviderError, type ChatMessage, type Provider, type ToolCall, type Usage } from '../providers/provider';
+import { ChainExhaustedError, ProviderError, type Provider, type Usage } from '../providers/provider';
+import type { ChatMessage, ToolCall } from '../kernel/conversation';
 import type { SduiComponent, SpecialistName, BrainMessageOf } from '../../protocol/session';
-import type { ToolRegistry } from './tools/tool-registry';
+import type { ToolRegistry } from '../kernel/tool-registry';
 import type { ToolRunner } from './tools/tool-runner';
 import type { Router } from './router/router';
 import { specialist, type Specialist } from './router/specialists';
 import type { ContextBuilder } from './context-builder';
 import type { AgentEvents } from './agent-events';
 import type { Session } from './session';
-import { respondToCorrection } from './routing-correction';
+import { CORRECTION_SOURCE, respondToCorrection } from './routing-correction';
 import type { KnowledgeExtractor } from './knowledge-extractor';
 
 export type FinishReason = BrainMessageOf<'text_response'>['payload']['finish_reason'];
@@ -97,7 +98,10 @@ export class TurnRunner {
 
     let finish: FinishReason;
     if (correction) {
-      finish = await respondToCorrection(this.deps.router, state, correction, (t) => this.delta(state, t));
+      state.provider = CORRECTION_SOURCE.provider;
+      state.model = CORRECTION_SOURCE.model;
+      this.delta(state, await respondToCorrection(this.deps.router, session.lastRoutedText, correction));
+      finish = 'stop';
     } else {
       session.lastRoutedText = userText;
       finish = await this.guarded(state, () => this.loop(state, userText));

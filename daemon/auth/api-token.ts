@@ -4,6 +4,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../fs/atomic-write';
+import { ADMIN } from './principal';
+import type { CredentialVerifier } from './authenticate';
 
 export function loadApiToken(opts: { home: string; envToken?: string | undefined; credentialsDir?: string | undefined }): string {
   if (opts.envToken?.trim()) return opts.envToken.trim();
@@ -28,3 +30,11 @@ export function tokenMatches(expected: string, presented: string | undefined): b
   const b = createHash('sha256').update(presented).digest();
   return timingSafeEqual(a, b);
 }
+
+/** The admin's credential store: the one API token. Its hash is taken once, not per request. */
+export function apiTokenVerifier(token: string): CredentialVerifier {
+  const expected = sha256(token);
+  return { verify: (credential) => (timingSafeEqual(expected, sha256(credential.token)) ? ADMIN : undefined) };
+}
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();

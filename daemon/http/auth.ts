@@ -1,45 +1,53 @@
-// Bearer-token authentication (spec 5.2), decided on the route that matched — never on the raw
-// request target. Every route requires the API token unless it declares `config: { public: true }`
-// (/health, /metrics; later inbound webhook deliveries and pairing claims). The router decodes
-// percent-escapes and strips an absolute-form `scheme://host` before it matches, so a check on
-// `request.url` could be skipped by spelling a path differently (`/%61pi/…`, `http://h/api/…`).
+// Which principals may use a route (docs/api.md "Authentication", docs/security.md), decided on the
+// route that matched — never on the raw request target. Every route accepts only the admin (the API
+// token) unless it declares otherwise: `config: { principals: ['anonymous'] }` makes it public
+// (/health, /metrics), and a route for paired devices says `['admin', 'device']`. Who the request is
+// comes from daemon/auth/authenticate.ts; the router decodes percent-escapes and strips an
+// absolute-form `scheme://host` before it matches, so a check on `request.url` could be skipped by
+// spelling a path differently (`/%61pi/…`, `http://h/api/…`).
+//
+// 401 UNAUTHORIZED: no credential, or one no verifier knows — "who are you?". 403 FORBIDDEN: a known
+// principal of a kind this route does not accept. A public route reads no credential at all: it
+// accepts anyone and identifies nobody, which also keeps /health as cheap as a route can be.
 //
 // A request that matched no route has no declaration to go by: under the API namespaces (/api,
-// /v1 — compared after the same normalisation the router applies, and more) it needs the token, so
-// the API's routes cannot be discovered anonymously; anywhere else it gets the ordinary 404, which
-// is also what /metrics answers off loopback (spec 4.12: "identical to an unmounted endpoint").
-//
-// WebSocket clients that cannot set headers (browsers) present the token either as a subprotocol
-// `svc.bearer.<token>` (offered next to `svc.v1`) or as the query parameter `access_token`
-// (docs/api.md). Both are accepted only on upgrade requests; the query form is redacted from logs.
+// /v1 — compared after the same normalisation the router applies, and more) it needs some
+// principal's credential, so the API's routes cannot be discovered anonymously; anywhere else it
+// gets the ordinary 404, which is also what /metrics answers off loopback (spec 4.12: "identical to
+// an unmounted endpoint").
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors';
-import { tokenMatches } from '../auth/api-token';
+import { AppError } from '../kernel/errors';
+import { authenticate, isAuthFailure, type CredentialVerifier } from '../auth/authenticate';
+import { ANONYMOUS, AUTHENTICATED_KINDS, isPrincipalKind, type Principal, type PrincipalKind } from '../auth/principal';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** true: reachable without the API token. */
-    public?: boolean;
+    /** The principals this route accepts; default ADMIN_ONLY. PUBLIC (['anonymous']) needs no credential. */
+    principals?: readonly PrincipalKind[];
+  }
+  interface FastifyRequest {
+    /** Who the request acts for, set by the first request hook before any handler runs. */
+    principal: Principal;
   }
 }
 
-export const WS_PROTOCOL = 'svc.v1';
-export const WS_BEARER_PREFIX = 'svc.bearer.';
+export const PUBLIC: readonly PrincipalKind[] = Object.freeze(['anonymous']);
+export const ADMIN_ONLY: readonly PrincipalKind[] = Object.freeze(['admin']);
 
-export function presentedToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (header !== undefined) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return m?.[1] ?? '';
-  }
-  if (request.headers.upgrade?.toLowerCase() !== 'websocket') return undefined;
-  const protocols = request.headers['sec-websocket-protocol'];
-  if (protocols) {
-    const bearer = protocols.split(',').map((p) => p.trim()).find((p) => p.startsWith(WS_BEARER_PREFIX));
-    if (bearer) return bearer.slice(WS_BEARER_PREFIX.length);
-  }
-  const query = request.query as Record<string, unknown> | undefined;
-  return typeof query?.access_token === 'string' ? query.access_token : undefined;
+/** The principals a matched route accepts. */
+export const routePrincipals = (config: { principals?: readonly PrincipalKind[] | undefined } | undefined): readonly PrincipalKind[] => config?.principals ?? ADMIN_ONLY;
+
+/**
+ * Refuses a route declaration that cannot mean what it says, when the route is registered: an
+ * empty list (nobody), an unknown kind, or anonymous next to others (a public route identifies nobody,
+ * so the others would never be seen).
+ */
+export function checkRouteDeclaration(url: string, principals: unknown): void {
+  if (principals === undefined) return;
+  const where = `route ${url}: config.principals`;
+  if (!Array.isArray(principals) || principals.length === 0) throw new Error(`${where} must list at least one principal kind`);
+  for (const kind of principals as unknown[]) if (!isPrincipalKind(kind)) throw new Error(`${where} names an unknown principal kind ${JSON.stringify(kind)}`);
+  if (principals.includes('anonymous') && principals.length > 1) throw new Error(`${where}: 'anonymous' stands alone (a public route reads no credential)`);
 }
 
 const decodeOnce = (s: string): string => {
@@ -69,24 +77,34 @@ export function inApiNamespace(target: string): boolean {
   return name === 'api' || name === 'v1';
 }
 
-/** The request's authentication failure, or undefined when it may proceed (spec 5.2). */
-export function authFailure(request: FastifyRequest, token: string): AppError | undefined {
-  if (request.is404 ? !inApiNamespace(request.url) : request.routeOptions.config?.public === true) return undefined;
-  return tokenFailure(request, token);
+export interface RouteGuard {
+  /** Sets request.principal, or answers why the request may not proceed (spec 5.2). */
+  authorize(request: FastifyRequest): AppError | undefined;
+  /** The same decision for a request the router refused before matching (a malformed URL). */
+  authorizeUnrouted(request: FastifyRequest): AppError | undefined;
 }
 
-/** The same decision for a request the router refused before matching (a malformed URL). */
-export function unroutedAuthFailure(request: FastifyRequest, token: string): AppError | undefined {
-  return inApiNamespace(request.url) ? tokenFailure(request, token) : undefined;
+export function routeGuard(verifiers: readonly CredentialVerifier[]): RouteGuard {
+  const admit = (request: FastifyRequest, accepts: readonly PrincipalKind[]): AppError | undefined => {
+    request.principal = ANONYMOUS;
+    if (accepts.includes('anonymous')) return undefined;
+    const result = authenticate(request, verifiers);
+    if (isAuthFailure(result)) return unauthorized('invalid bearer token');
+    if (result.kind === 'anonymous') return unauthorized('missing bearer token');
+    if (!accepts.includes(result.kind)) {
+      return new AppError('FORBIDDEN', `this route does not accept ${result.kind} credentials`, { principal: result.kind, accepts });
+    }
+    request.principal = result;
+    return undefined;
+  };
+  return {
+    authorize: (request) => {
+      if (request.is404) return inApiNamespace(request.url) ? admit(request, AUTHENTICATED_KINDS) : admit(request, PUBLIC);
+      return admit(request, routePrincipals(request.routeOptions.config));
+    },
+    authorizeUnrouted: (request) => admit(request, inApiNamespace(request.url) ? AUTHENTICATED_KINDS : PUBLIC),
+  };
 }
 
-function tokenFailure(request: FastifyRequest, token: string): AppError | undefined {
-  const presented = presentedToken(request);
-  if (tokenMatches(token, presented)) return undefined;
-  return new AppError('UNAUTHORIZED', presented === undefined ? 'missing bearer token' : 'invalid bearer token', {
-    hint: 'send Authorization: Bearer <token>; the token is in $SVC_HOME/api-token or SVC_API_TOKEN',
-  });
-}
-
-/** Removes credentials from a URL before it is logged. */
-export const redactUrl = (url: string): string => url.replace(/([?&]access_token=)[^&]*/g, '$1[REDACTED]');
+const unauthorized = (message: string): AppError =>
+  new AppError('UNAUTHORIZED', message, { hint: 'send Authorization: Bearer <token>; the token is in $SVC_HOME/api-token or SVC_API_TOKEN' });

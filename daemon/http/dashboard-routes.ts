@@ -3,11 +3,11 @@
 // follow-up questions from the dashboard keep their context.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CommandRequest, CommandResponse, DashboardContext, DashboardStatus, Timeline, TimelineQuery } from '../../protocol/dashboard';
-import { AppError, notFound } from '../errors';
+import { AppError, notFound } from '../kernel/errors';
 import type { Agent } from '../agent/agent';
 import { SessionBusyError } from '../agent/session';
 import { DASHBOARD_SESSION, newTurnId } from '../agent/session-manager';
-import type { IdentitySource } from '../agent/ports';
+import type { IdentitySource } from '../kernel/ports';
 import { parseSoul, userName } from '../identity/identity-text';
 
 export interface DashboardRouteDeps {

@@ -6,7 +6,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, type ErrorCode, type ErrorEnvelope, type FieldError } from '../../protocol/errors';
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 import type { ClientErrorLog } from './client-error-log';
 import { maxParamLength } from './request-parsing';
 

@@ -1,7 +1,8 @@
-// GET /health (spec 4.12): no token, no storage access, cheap enough to poll.
+// GET /health (spec 4.12): public (no credential read), no storage access, cheap enough to poll.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { HealthResponse } from '../../protocol/health';
 import type { Lifecycle } from '../lifecycle/lifecycle';
+import { PUBLIC } from './auth';
 
 export const healthRoutes =
   (deps: { version: string; lifecycle: Lifecycle }): FastifyPluginAsyncTypebox =>
@@ -10,7 +11,7 @@ export const healthRoutes =
     // The schema documents the answer; JSON.stringify writes it: compiling a fast-json-stringify
     // serializer for three fields cost the first request (what every start-up probe waits for) ~15 ms.
     const serializerCompiler = () => (body: unknown) => JSON.stringify(body);
-    app.get('/health', { config: { public: true }, schema: { response: { 200: HealthResponse, 503: HealthResponse } }, serializerCompiler }, async (_request, reply) => {
+    app.get('/health', { config: { principals: PUBLIC }, schema: { response: { 200: HealthResponse, 503: HealthResponse } }, serializerCompiler }, async (_request, reply) => {
       const stopping = deps.lifecycle.stopping;
       return reply.status(stopping ? 503 : 200).send({
         status: stopping ? 'stopping' : 'ok',

@@ -7,7 +7,7 @@ import {
   SnapshotListQuery, SnapshotRestore, WikiList, WikiPage, WikiRebuild,
 } from '../../protocol/memory';
 import { ErrorEnvelope } from '../../protocol/errors';
-import { notFound } from '../errors';
+import { notFound } from '../kernel/errors';
 import type { MemoryCapability } from '../memory/create-memory';
 import { decayReport } from '../memory/decay-report';
 import { backendReport } from '../memory/backend-report';

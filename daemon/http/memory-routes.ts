@@ -7,7 +7,7 @@ import {
   SearchQuery, SearchResponse, Triple, TriplesCreate, TripleUpdate,
 } from '../../protocol/memory';
 import { ErrorEnvelope } from '../../protocol/errors';
-import { notFound } from '../errors';
+import { notFound } from '../kernel/errors';
 import type { MemoryCapability } from '../memory/create-memory';
 import { memoryAdminRoutes } from './memory-admin-routes';
 

@@ -2,6 +2,7 @@
 // unmounted route unless SVC_METRICS_PUBLIC=1; with SVC_METRICS_ENDPOINT off the route does not exist.
 import type { FastifyInstance } from 'fastify';
 import { routeTemplate, type Metrics } from '../metrics/metrics';
+import { PUBLIC } from './auth';
 
 export function isLoopback(address: string | undefined): boolean {
   if (!address) return false;
@@ -22,7 +23,7 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics, opts: { p
     metrics.httpRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  app.get('/metrics', { config: { public: true } }, async (request, reply) => {
+  app.get('/metrics', { config: { principals: PUBLIC } }, async (request, reply) => {
     if (!opts.public && !isLoopback(request.socket.remoteAddress)) return reply.callNotFound();
     return reply.type(metrics.contentType).send(await metrics.render());
   });

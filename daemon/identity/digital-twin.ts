@@ -6,8 +6,8 @@
 // hit has cleared it in the search itself; a USER.md line must hold that share of the question's
 // terms. "What is my netflix password?" against a wifi password covers half the question: not enough.
 import type { TwinAnswer, TwinProfile } from '../../protocol/identity';
-import type { AgentMemory, IdentitySource } from '../agent/ports';
-import { overlap, terms } from '../agent/text-terms';
+import type { AgentMemory, IdentitySource } from '../kernel/ports';
+import { overlap, terms } from '../kernel/text';
 import { DEFAULT_TUNING } from '../memory/memory-search';
 import { userFacts, userName, USER_TEMPLATE } from './identity-text';
 

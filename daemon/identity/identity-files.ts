@@ -4,9 +4,9 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../fs/atomic-write';
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 import { MAX_IDENTITY_BYTES, type IdentityFile } from '../../protocol/identity';
-import type { IdentitySource } from '../agent/ports';
+import type { IdentitySource } from '../kernel/ports';
 import { revisionOf, SOUL_TEMPLATE, USER_TEMPLATE } from './identity-text';
 
 export type IdentityName = 'USER.md' | 'SOUL.md';

@@ -3,7 +3,7 @@
 // store and, for the vector path, an embedder pointed at a loopback server.
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings-schema';
-import type { Part } from '../lifecycle/parts';
+import type { Part } from '../kernel/parts';
 import type { Store } from '../store/store';
 import { DecayStore, RecallTracker } from './decay';
 import { OpenAiEmbedder, type Embedder } from './embedder';
@@ -14,7 +14,8 @@ import { SummaryUnavailable } from './llm-summariser';
 import { cannedReplies, extractiveSummariser, type Summariser } from './episode-writer';
 import localAgent from '../providers/local/sentences.json';
 import { KnowledgeGraph } from './knowledge-graph';
-import { MemoryEvents } from './memory-events';
+import type { MemoryChange } from './memory-events';
+import { EventBus } from '../kernel/event-bus';
 import { MEMORY_MIGRATIONS } from './memory-schema';
 import { DEFAULT_TUNING, MemorySearch } from './memory-search';
 import { Memory } from './memory-service';
@@ -67,7 +68,7 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
   const { store, settings, logger } = deps;
   store.migrate('memory', MEMORY_MIGRATIONS);
   const clock = deps.clock ?? Date.now;
-  const events = new MemoryEvents((owner, err) => logger.error({ err, owner }, 'memory listener failed'));
+  const events = EventBus.logged<MemoryChange>(logger, 'memory');
   const stats = new TermStats(store, clock);
   const forgetting = new Forgetting(store, stats, settings.search.relevance_floor);
   const notes = new NoteRepository(store, events, clock, forgetting);

@@ -2,7 +2,10 @@
 // via the openai client with a base URL (ARCHITECTURE.md, decided dependencies). Failures carry a
 // short reason that search reports as `degraded.reason` when it falls back to lexical ranking.
 import type OpenAI from 'openai';
-import { LazyClient, loadOpenAi } from '../providers/sdk-loader';
+import { LazyClient, lazyModule } from '../kernel/lazy-module';
+
+// The openai client loads on first use (kernel/lazy-module.ts); a brain without embeddings never loads it.
+const loadOpenAi = lazyModule(() => import('openai').then((m) => m.default));
 
 export interface Embedder {
   /** Recorded with each vector; a model change re-embeds everything (vectors of other models are ignored). */

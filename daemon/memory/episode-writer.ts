@@ -2,7 +2,7 @@
 // compacted. The caller awaits writeEpisode() BEFORE it drops any context: the promise resolves only
 // once the episode is durable, so compaction never loses what was said. When the configured (LLM)
 // summariser fails, the offline extractive one writes the episode instead of nothing.
-import type { ChatMessage } from '../providers/provider';
+import type { ChatMessage } from '../kernel/conversation';
 import type { Episode, EpisodeReason } from '../../protocol/memory';
 import { contentWords } from './text-terms';
 

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { KnowledgeQuery, KnowledgeResult, Triple, TripleInput } from '../../protocol/memory';
 import { LIMITS } from '../../protocol/memory';
 import type { Db, Store } from '../store/store';
-import { notFound } from '../errors';
+import { notFound } from '../kernel/errors';
 import { iso, isoOrNull, tierOf } from './ids';
 import type { MemoryEvents } from './memory-events';
 import { tripleCjk } from './memory-schema';

@@ -2,7 +2,8 @@
 // episode while one is being summarised is "under load" and gets the extractive summary), a timeout,
 // a token cap, and no answer from the embedded local agent (it has no model: its reply would be a
 // canned sentence, not a summary). Any failure rejects, and writeEpisode() falls back to extractive.
-import type { ChatMessage, Provider } from '../providers/provider';
+import type { Provider } from '../providers/provider';
+import type { ChatMessage } from '../kernel/conversation';
 import type { Summariser } from './episode-writer';
 
 export interface LlmSummariserOptions {

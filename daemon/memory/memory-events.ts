@@ -1,6 +1,6 @@
-// What changed in memory, for the parts that derive from it (vector index, wiki). Listeners are keyed
-// by owner and a failing listener is logged, never fatal (STYLE.md 3).
+// What changed in memory, for the parts that derive from it (vector index, wiki, term statistics).
 import type { Tier } from '../../protocol/memory';
+import type { EventBus } from '../kernel/event-bus';
 
 export interface MemoryChange {
   /** `annotate`: only metadata changed (a fact's confidence), not the text: nothing to re-embed. */
@@ -11,24 +11,5 @@ export interface MemoryChange {
   text?: string;
 }
 
-type Listener = (change: MemoryChange) => void;
-
-export class MemoryEvents {
-  private readonly listeners = new Map<string, Listener>();
-
-  constructor(private readonly onError: (owner: string, err: unknown) => void = () => undefined) {}
-
-  on(owner: string, listener: Listener): void {
-    this.listeners.set(owner, listener);
-  }
-
-  emit(change: MemoryChange): void {
-    for (const [owner, listener] of this.listeners) {
-      try {
-        listener(change);
-      } catch (err) {
-        this.onError(owner, err);
-      }
-    }
-  }
-}
+/** What changed in memory, on the kernel's bus. */
+export type MemoryEvents = EventBus<MemoryChange>;

@@ -1,6 +1,6 @@
 // The memory facade the agent's tools and the HTTP routes call (spec 1.3, 4.4). It hides the tiers'
 // repositories, the search engine and the episode writer behind a handful of verbs.
-import type { ChatMessage } from '../providers/provider';
+import type { ChatMessage } from '../kernel/conversation';
 import type { Episode, KnowledgeQuery, KnowledgeResult, Note, SearchResponse, Triple, TripleInput } from '../../protocol/memory';
 import { LIMITS } from '../../protocol/memory';
 import { writeEpisode, type Summariser, type TranscriptSpan } from './episode-writer';

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { WikiPage, WikiPageSummary, WikiRebuild } from '../../protocol/memory';
 import type { Db, Store } from '../store/store';
-import { notFound } from '../errors';
+import { notFound } from '../kernel/errors';
 import { iso } from './ids';
 import type { MemoryChange, MemoryEvents } from './memory-events';
 import { entityKey, type TripleRow } from './knowledge-graph';

@@ -2,7 +2,7 @@
 // it is durable (Store.write), which is what POST /api/memory/note acknowledges.
 import type { Note, NoteUpdate } from '../../protocol/memory';
 import type { Db, Store } from '../store/store';
-import { notFound } from '../errors';
+import { notFound } from '../kernel/errors';
 import { iso, isoOrNull, newId } from './ids';
 import type { MemoryEvents } from './memory-events';
 import { noteCjk } from './memory-schema';

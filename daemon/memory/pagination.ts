@@ -1,7 +1,7 @@
 // Keyset pagination, newest first (docs/memory.md "Pagination"): the cursor is the (created_at, seq)
 // of the last item of the previous page, opaque to clients (base64url). A cursor that does not decode
 // is a 400, not an empty page, so a client bug is visible.
-import { badRequest } from '../errors';
+import { badRequest } from '../kernel/errors';
 
 export interface PageKey {
   createdAt: number;

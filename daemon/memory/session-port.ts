@@ -1,8 +1,8 @@
 // The port between session snapshots (spec 1.3: snapshot, branch, restore conversation plus working
 // memory) and whoever owns live sessions. The agent's session manager implements it; memory only
 // stores and replays states. Sync or async both work: every call is awaited.
-import type { ChatMessage } from '../providers/provider';
-import { AppError, notFound } from '../errors';
+import type { ChatMessage } from '../kernel/conversation';
+import { AppError, notFound } from '../kernel/errors';
 import type { WorkingItem } from './working-memory';
 
 export interface SessionState {

@@ -3,7 +3,7 @@
 // are reached only through the SessionPort.
 import type { Snapshot, SnapshotDetail } from '../../protocol/memory';
 import type { Store } from '../store/store';
-import { notFound } from '../errors';
+import { notFound } from '../kernel/errors';
 import { iso, newId } from './ids';
 import type { SessionPort, SessionState } from './session-port';
 

@@ -1,9 +1,34 @@
-// What the OpenAI and Anthropic adapters do alike around an SDK call: turn a failure into a
-// ProviderError (a caller's own abort passes through untouched) and page through a models listing
-// under one first-token timeout.
-import type { AdapterConfig } from './openai-provider';
-import { StallGuard } from './stall-guard';
+// What the OpenAI and Anthropic adapters share: their configuration, tool schemas as plain JSON
+// Schema, turning a failure into a ProviderError (a caller's own abort passes through untouched) and
+// paging through a models listing under one first-token timeout.
+import type { ToolSpec } from '../kernel/conversation';
+import { StallGuard, type StallTimeouts } from './stall-guard';
 import { toProviderError, type SdkErrorClasses } from './sdk-failure';
+
+export interface AdapterConfig {
+  /** Provider id from settings (metrics label, ChatEvent.provider). */
+  id: string;
+  baseURL?: string | undefined;
+  /** null for a keyless server (a local Ollama): the SDK still wants a string, so a placeholder goes out. */
+  apiKey: string | null;
+  keyLabel: string | null;
+  /** Effective model when the request names none (pin > settings > built-in default), asked per call. */
+  model: () => string;
+  timeouts: StallTimeouts;
+  now?: () => number;
+}
+
+const plainSchemas = new WeakMap<ToolSpec, Record<string, unknown>>();
+
+/** TypeBox schemas are JSON Schema; the JSON round trip drops TypeBox's symbol keys. Cached per spec. */
+export function plainSchema(t: ToolSpec): Record<string, unknown> {
+  let s = plainSchemas.get(t);
+  if (!s) {
+    s = JSON.parse(JSON.stringify(t.parameters)) as Record<string, unknown>;
+    plainSchemas.set(t, s);
+  }
+  return s;
+}
 
 export function adapterFailure(config: AdapterConfig, err: unknown, guard: StallGuard, sdk: SdkErrorClasses | undefined): Error {
   if (guard.cause === 'caller') return err instanceof Error ? err : new Error('request aborted by the caller');

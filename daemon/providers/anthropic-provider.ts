@@ -3,11 +3,12 @@
 // error); this file maps messages and tools to the Messages API and the events back to ChatEvents.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageParam, RawMessageStreamEvent, StopReason, Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatEvent, ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from './provider';
-import { plainSchema, type AdapterConfig } from './openai-provider';
+import type { ChatEvent, ChatRequest, Provider, Usage } from './provider';
+import type { ChatMessage, ToolSpec } from '../kernel/conversation';
 import { StallGuard } from './stall-guard';
-import { adapterFailure, listModelIds } from './adapter-calls';
-import { LazyClient, loadAnthropic } from './sdk-loader';
+import { adapterFailure, listModelIds, plainSchema, type AdapterConfig } from './adapter-calls';
+import { LazyClient } from '../kernel/lazy-module';
+import { loadAnthropic } from './sdk-loader';
 import { ToolCallAssembler } from './tool-call-assembler';
 
 export const ANTHROPIC_DEFAULT_MODEL = 'claude-3-5-haiku-latest';

@@ -4,7 +4,7 @@
 //   list    label, provider, fingerprint, cooldown state — never the secret
 //   recover re-reads vault.json (a restored backup is picked up) and re-probes every key disabled
 //           for auth or billing; the ones the provider accepts again are re-enabled
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 import type { CooldownInfo, KeyInfo, RecoverResponse } from '../../protocol/providers';
 import { DISABLING } from './cooldown-policy';
 import { fingerprint, VAULT_NAMESPACE, type KeyRing, type SecretStore } from './key-ring';

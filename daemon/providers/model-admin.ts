@@ -1,7 +1,7 @@
 // What `svc models list|test|pin` does (spec 4.14 "per-provider chat model list/test/pin"), behind
 // /api/providers/{provider}/models. A test goes to one provider directly, never through the chain,
 // and records no cooldown: it reports what happened, it does not steer traffic.
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 import type { KeyInfo, ModelTestResponse, ModelsResponse, PinResponse, ProviderInfo } from '../../protocol/providers';
 import { cooldownInfo, type KeyAdmin } from './key-admin';
 import { ProviderError } from './provider';

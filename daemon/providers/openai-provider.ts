@@ -3,25 +3,14 @@
 // among them. The SDK parses the SSE stream; this file maps messages, tools and chunks.
 import type OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { ChatEvent, ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from './provider';
+import type { ChatEvent, ChatRequest, Provider, Usage } from './provider';
+import type { ChatMessage, ToolSpec } from '../kernel/conversation';
 import { ProviderError } from './provider';
-import { StallGuard, type StallTimeouts } from './stall-guard';
-import { adapterFailure, listModelIds } from './adapter-calls';
-import { LazyClient, loadOpenAi } from './sdk-loader';
+import { StallGuard } from './stall-guard';
+import { adapterFailure, listModelIds, plainSchema, type AdapterConfig } from './adapter-calls';
+import { LazyClient } from '../kernel/lazy-module';
+import { loadOpenAi } from './sdk-loader';
 import { ToolCallAssembler } from './tool-call-assembler';
-
-export interface AdapterConfig {
-  /** Provider id from settings (metrics label, ChatEvent.provider). */
-  id: string;
-  baseURL?: string | undefined;
-  /** null for a keyless server (a local Ollama): the SDK still wants a string, so a placeholder goes out. */
-  apiKey: string | null;
-  keyLabel: string | null;
-  /** Effective model when the request names none (pin > settings > built-in default), asked per call. */
-  model: () => string;
-  timeouts: StallTimeouts;
-  now?: () => number;
-}
 
 export const OPENAI_DEFAULT_MODEL = 'gpt-4o-mini';
 const KEYLESS_PLACEHOLDER = 'no-key';
@@ -125,18 +114,6 @@ export function toOpenAiMessage(m: ChatMessage): ChatCompletionMessageParam {
     case 'tool':
       return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
   }
-}
-
-const plainSchemas = new WeakMap<ToolSpec, Record<string, unknown>>();
-
-/** TypeBox schemas are JSON Schema; the JSON round trip drops TypeBox's symbol keys. Cached per spec. */
-export function plainSchema(t: ToolSpec): Record<string, unknown> {
-  let s = plainSchemas.get(t);
-  if (!s) {
-    s = JSON.parse(JSON.stringify(t.parameters)) as Record<string, unknown>;
-    plainSchemas.set(t, s);
-  }
-  return s;
 }
 
 export function toOpenAiTool(t: ToolSpec): ChatCompletionTool {

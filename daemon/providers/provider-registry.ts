@@ -2,11 +2,12 @@
 // (provider, key). Members are cached until a key changes (invalidate()), so a turn does not read the
 // vault; models are resolved per call, so `svc models pin` applies to the next turn.
 import type { Settings, ProviderEntry } from '../config/settings-schema';
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 import { AnthropicProvider, ANTHROPIC_DEFAULT_MODEL } from './anthropic-provider';
 import type { ChainMember, ChainSlot } from './failover-chain';
 import type { KeyRing } from './key-ring';
-import { OpenAiProvider, OPENAI_DEFAULT_MODEL, type AdapterConfig } from './openai-provider';
+import { OpenAiProvider, OPENAI_DEFAULT_MODEL } from './openai-provider';
+import type { AdapterConfig } from './adapter-calls';
 import type { Provider } from './provider';
 import { LOCAL_MODEL } from './local/local-provider';
 import type { ProviderState } from './provider-state';

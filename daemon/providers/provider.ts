@@ -1,28 +1,7 @@
 // The provider port: the one interface between the turn loop and every LLM backend (the embedded
 // `local` intent agent, OpenAI and OpenAI-compatible servers, Anthropic) and the failover chain,
 // which is itself a Provider. Streaming is an async iterable of events; tool calls arrive whole.
-import type { Static, TSchema } from '@sinclair/typebox';
-
-export interface ToolCall {
-  /** Provider-assigned id, echoed back in the tool result message. */
-  id: string;
-  name: string;
-  arguments: Record<string, unknown>;
-}
-
-export type ChatMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string; tool_calls?: ToolCall[] }
-  | { role: 'tool'; tool_call_id: string; name: string; content: string };
-
-/** A tool as offered to the model: JSON-schema arguments (TypeBox schemas are JSON schema). */
-export interface ToolSpec<S extends TSchema = TSchema> {
-  name: string;
-  description: string;
-  parameters: S;
-}
-export type ToolArgs<S extends TSchema> = Static<S>;
+import type { ChatMessage, ToolCall, ToolSpec } from '../kernel/conversation';
 
 export interface ChatRequest {
   messages: ChatMessage[];

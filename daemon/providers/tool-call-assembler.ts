@@ -1,7 +1,8 @@
 // Both APIs stream a tool call's arguments as JSON text in pieces (OpenAI: choices[].delta.tool_calls
 // keyed by index; Anthropic: input_json_delta per content block index). The port promises whole
 // ToolCall events, so pieces are collected here and parsed once the call is complete.
-import { ProviderError, type ToolCall } from './provider';
+import { ProviderError } from './provider';
+import type { ToolCall } from '../kernel/conversation';
 
 interface Partial {
   id: string;

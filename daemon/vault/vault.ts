@@ -7,7 +7,7 @@
 // so fixing the key recovers every secret.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 import { writeFileAtomic } from '../fs/atomic-write';
 
 const AAD = Buffer.from('svc-vault-v1');

@@ -3,7 +3,7 @@
 // knows only the spec's envelope may skip session_open: its first text_command opens the session
 // (issue 9 item 19).
 import type { Logger } from 'pino';
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 import { SESSION_PROTOCOL_VERSION, type BrainMessage, type ClientMessage, type ClientMessageOf } from '../../protocol/session';
 import { SessionBusyError, type Session, type SessionOwner } from '../agent/session';
 import { newTurnId, type SessionManager } from '../agent/session-manager';

@@ -1,12 +1,13 @@
 // WS /v1/session (spec 4.13): client sessions. Authentication is the app's onRequest hook (Bearer
-// header, `svc.bearer.<token>` subprotocol next to `svc.v1`, or ?access_token=). The sockets live on
+// header, `svc.bearer.<token>` subprotocol next to `svc.v1`, or ?access_token=); the principal it
+// found owns the connection's sessions and counts against their limits. The sockets live on
 // app.websocketServer, so the brain's shutdown closes them with 1001 like every other socket.
 // Protocol errors of the socket itself (oversize frame, bad UTF-8) go to ./socket-errors.ts.
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../agent/session-manager';
 import { parseFrame } from './frame-parser';
-import { ADMIN_PRINCIPAL } from '../agent/session';
+import { principalId, type PrincipalKind } from '../auth/principal';
 import { SessionConnection } from './session-connection';
 import { WsClient, type WsClientOptions } from './ws-client';
 
@@ -14,23 +15,16 @@ export interface SessionRouteDeps {
   sessions: SessionManager;
   logger: Logger;
   options: WsClientOptions;
-  /**
-   * The principal an authenticated upgrade request acts for; its sessions count against one limit
-   * (agent.max_sessions_per_principal). Default: "admin" — every request that reaches a route has
-   * passed the app's check of the one API token.
-   */
-  principalOf?: (request: FastifyRequest) => string;
+  /** The principals that may open sessions (default: the admin only). */
+  principals?: readonly PrincipalKind[];
 }
-
-const adminPrincipal = (): string => ADMIN_PRINCIPAL;
 
 export const sessionRoutes =
   (deps: SessionRouteDeps): FastifyPluginAsync =>
   async (app) => {
-    const principalOf = deps.principalOf ?? adminPrincipal;
-    app.get('/v1/session', { websocket: true }, (socket, request) => {
+    app.get('/v1/session', { websocket: true, config: { principals: deps.principals ?? ['admin'] } }, (socket, request) => {
       const client = new WsClient(socket, deps.options, (reason) => deps.logger.warn({ client: client.id, reason }, 'dropped a session client'));
-      const connection = new SessionConnection(client, deps.sessions, deps.logger, principalOf(request));
+      const connection = new SessionConnection(client, deps.sessions, deps.logger, principalId(request.principal));
       client.start();
       socket.on('pong', () => client.seen());
       socket.on('message', (data, isBinary) => {

@@ -3,7 +3,7 @@
 // words, so the next similar question goes to the right specialist. No model call: routing costs
 // microseconds and works offline with the embedded local agent.
 import type { SpecialistName } from '../../../protocol/session';
-import { terms } from '../text-terms';
+import { terms } from '../../kernel/text';
 import type { RoutePreferences } from './route-preferences';
 import { SPECIALIST_LIST, specialist, type Specialist } from './specialists';
 

@@ -1,9 +1,9 @@
 // Built-in tools about the brain itself and the home: identity, status, list_devices, set_device.
 import { Type } from '@sinclair/typebox';
 import type { DashboardStatus } from '../../../protocol/dashboard';
-import type { DeviceDirectory, DeviceSummary, IdentitySource } from '../ports';
+import type { DeviceDirectory, DeviceSummary, IdentitySource } from '../../kernel/ports';
 import { parseSoul, userName } from '../../identity/identity-text';
-import { defineTool, ToolFailure, type Tool } from './tool';
+import { defineTool, ToolFailure, type Tool } from '../../kernel/tool';
 
 export interface BrainToolDeps {
   identity: IdentitySource;

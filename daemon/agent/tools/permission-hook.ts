@@ -3,8 +3,8 @@
 // and refuses privileged and dangerous ones, because approvals do not exist yet. The approvals issue
 // replaces it with a hook that answers `pending` and creates an approval request (spec 2.6, 3.1);
 // the tool runner already handles that verdict, so nothing else changes.
-import type { SafetyLevel } from './tool';
-import { SAFETY_ORDER } from './tool';
+import type { SafetyLevel } from '../../kernel/tool';
+import { SAFETY_ORDER } from '../../kernel/tool';
 
 export interface PermissionRequest {
   tool: string;

@@ -2,13 +2,13 @@
 // scrub secrets → bounded result. Whatever happens, the model gets a `tool` message back (a failed
 // call is information for the model, not a crash of the turn); bugs inside a tool are logged.
 import type { Logger } from 'pino';
-import type { ChatMessage, ToolCall } from '../../providers/provider';
+import type { ChatMessage, ToolCall } from '../../kernel/conversation';
 import type { Metrics } from '../../metrics/metrics';
 import type { SduiComponent } from '../../../protocol/session';
-import type { ToolRegistry } from './tool-registry';
+import type { ToolRegistry } from '../../kernel/tool-registry';
 import type { PermissionHook } from './permission-hook';
 import type { SecretScrubber } from './secret-scrubber';
-import { ToolFailure, type SafetyLevel, type ToolContext } from './tool';
+import { ToolFailure, type SafetyLevel, type ToolContext } from '../../kernel/tool';
 
 /** Cap on what one result hands the model (characters of JSON): a tool cannot flood the context. */
 export const MAX_RESULT_CHARS = 8_000;

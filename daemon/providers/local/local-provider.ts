@@ -7,8 +7,9 @@
 // connect a model — or, when the failover chain passed over configured models, why none answered.
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { ChatEvent, ChatMessage, ChatRequest, PassedProvider, Provider } from '../provider';
-import { terms } from '../../agent/text-terms';
+import type { ChatEvent, ChatRequest, PassedProvider, Provider } from '../provider';
+import type { ChatMessage } from '../../kernel/conversation';
+import { clip, terms } from '../../kernel/text';
 import { SentenceMatcher } from './sentence-matcher';
 import { GUESS_MIN_OVERLAP, recallAnswer, type RecallHit } from './recall-answer';
 import sentences from './sentences.json';
@@ -87,8 +88,8 @@ export class LocalProvider implements Provider {
   }
 
   private fallback(user: string, passed: readonly PassedProvider[] | undefined): string {
-    if (!passed || passed.length === 0) return this.data.fallback.replace('{text}', clip(user));
-    return this.data.unusable.replace('{text}', clip(user)).replace('{reasons}', passed.map(reason).join('; '));
+    if (!passed || passed.length === 0) return this.data.fallback.replace('{text}', clip(user, QUOTE_MAX));
+    return this.data.unusable.replace('{text}', clip(user, QUOTE_MAX)).replace('{reasons}', passed.map(reason).join('; '));
   }
 
   listModels(): Promise<string[]> {
@@ -103,7 +104,7 @@ export class LocalProvider implements Provider {
       const query = intent === GUESS ? user : callQuery(request.messages, message.tool_call_id) ?? user;
       const found = recallAnswer(query, hits, intent === GUESS ? GUESS_MIN_OVERLAP : undefined);
       if (found) return intent === GUESS ? this.data.recall.guess.replace('{answer}', found.text) : found.text;
-      return intent === GUESS ? this.fallback(user, request.passed) : this.data.recall.none.replace('{query}', clip(query));
+      return intent === GUESS ? this.fallback(user, request.passed) : this.data.recall.none.replace('{query}', clip(query, QUOTE_MAX));
     }
     return this.data.responses[parsed.status].replace('{summary}', parsed.summary);
   }
@@ -173,5 +174,3 @@ function parseResult(content: string): { status: ResultStatus; summary: string; 
     return { status: 'ok', summary: content };
   }
 }
-
-const clip = (s: string): string => (s.length > 120 ? `${s.slice(0, 117)}…` : s);

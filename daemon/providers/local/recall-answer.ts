@@ -3,7 +3,7 @@
 // (share of the question's content words a hit contains, daemon/identity/digital-twin.ts), then the
 // best hit spoken back in the second person ("My dog is called Biscuit" → "Your dog is called
 // Biscuit."). Extractive only: it never says more than a stored note or fact says.
-import { overlap, terms } from '../../agent/text-terms';
+import { overlap, terms } from '../../kernel/text';
 
 export interface RecallHit {
   id: string;

@@ -1,12 +1,13 @@
 // Plain fakes for the agent core's unit tests: a scripted provider implementing the Provider port,
 // an in-memory AgentMemory/MemoryService, fixed identity text. No module mocking (STYLE.md 1).
 import { pino } from 'pino';
-import type { ChatEvent, ChatRequest, Provider, ToolCall } from '../../../daemon/providers/provider';
+import type { ChatEvent, ChatRequest, Provider } from '../../../daemon/providers/provider';
+import type { ToolCall } from '../../../daemon/kernel/conversation';
 import type { MemoryService } from '../../../daemon/memory/memory-service';
 import type { Episode, Note, SearchResponse, Triple, TripleInput } from '../../../protocol/memory';
 import { Agent, type AgentSettings } from '../../../daemon/agent/agent';
 import { createMetrics, type Metrics } from '../../../daemon/metrics/metrics';
-import type { DeviceDirectory, DeviceSummary, IdentitySource } from '../../../daemon/agent/ports';
+import type { DeviceDirectory, DeviceSummary, IdentitySource } from '../../../daemon/kernel/ports';
 import type { BrainMessage } from '../../../protocol/session';
 import type { SessionClient } from '../../../daemon/agent/session';
 import type { Store } from '../../../daemon/store/store';

@@ -11,7 +11,7 @@ import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import { createMemory } from '../../../daemon/memory/create-memory';
 import { parseSettings } from '../../../daemon/config/load-settings';
 import { Agent } from '../../../daemon/agent/agent';
-import { emptyDevices } from '../../../daemon/agent/ports';
+import { emptyDevices } from '../../../daemon/kernel/ports';
 import { IdentityFiles } from '../../../daemon/identity/identity-files';
 import { createMetrics } from '../../../daemon/metrics/metrics';
 import { newTurnId } from '../../../daemon/agent/session-manager';

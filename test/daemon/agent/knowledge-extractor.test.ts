@@ -4,8 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KnowledgeExtractor, EXTRACTION_PROMPT, parseModelFacts } from '../../../daemon/agent/knowledge-extractor';
-import { AgentEvents, type AgentEvent } from '../../../daemon/agent/agent-events';
-import { agentMemory } from '../../../daemon/agent/memory-adapter';
+import type { AgentEvent } from '../../../daemon/agent/agent-events';
+import { EventBus } from '../../../daemon/kernel/event-bus';
+import { agentMemory } from '../../../daemon/memory/agent-memory';
 import { OpenAiProvider } from '../../../daemon/providers/openai-provider';
 import { LocalProvider } from '../../../daemon/providers/local/local-provider';
 import type { Provider } from '../../../daemon/providers/provider';
@@ -28,7 +29,7 @@ async function world(t: { after: (fn: () => Promise<void>) => void }): Promise<W
     await mem.close();
   });
   const events: AgentEvent[] = [];
-  const bus = new AgentEvents(silent);
+  const bus = EventBus.logged<AgentEvent>(silent, 'agent event');
   bus.on('test', (e) => events.push(e));
   const model = new OpenAiProvider({ id: 'oai', baseURL: fake.baseURL, apiKey: 'sk-test-0123456789', keyLabel: 'main', model: () => 'gpt-fake-mini', timeouts: { firstTokenMs: 60_000, idleMs: 60_000 } });
   return {

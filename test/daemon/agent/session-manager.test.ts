@@ -3,7 +3,7 @@
 // and memory's SessionPort (read, branch, restore).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AppError } from '../../../daemon/errors';
+import type { AppError } from '../../../daemon/kernel/errors';
 import { newTurnId } from '../../../daemon/agent/session-manager';
 import { SessionBusyError } from '../../../daemon/agent/session';
 import { ScriptedProvider, RecordingClient, makeAgent, say, deferred } from './agent-fixtures';

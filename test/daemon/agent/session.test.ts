@@ -8,7 +8,7 @@ import { Session, type ConversationEntry } from '../../../daemon/agent/session';
 
 const CAP = 2048;
 const limits = { maxEntries: 6, maxQueuedTurns: 4, transcriptBytes: CAP, working: { maxItems: 8, maxBytes: 512 } };
-const text = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ minLength: 200, maxLength: 900 }), fc.string({ unit: 'grapheme', maxLength: 300 }));
+const text = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ minLength: 200, maxLength: 900, size: 'max' }), fc.string({ unit: 'grapheme', maxLength: 300 }));
 
 const op = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('record' as const), role: fc.constantFrom('user' as const, 'assistant' as const), text }) },
@@ -26,7 +26,7 @@ const held = (s: Session): number => {
 
 void test('a session counts exactly what it holds, keeps its transcript within its cap, and sheds only through the sink', () => {
   fc.assert(
-    fc.property(fc.array(op, { maxLength: 80 }), (ops) => {
+    fc.property(fc.array(op, { minLength: 10, maxLength: 80, size: 'max' }), (ops) => {
       const shed: ConversationEntry[] = [];
       const recorded: ConversationEntry[] = [];
       const s = new Session('ses_t', 0, limits, undefined, (_s, entries) => shed.push(...entries));

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import { ChainExhaustedError } from '../../../daemon/providers/provider';
-import { defineTool } from '../../../daemon/agent/tools/tool';
+import { defineTool } from '../../../daemon/kernel/tool';
 import { LocalProvider } from '../../../daemon/providers/local/local-provider';
 import { newTurnId } from '../../../daemon/agent/session-manager';
 import type { BrainMessage } from '../../../protocol/session';
@@ -62,7 +62,7 @@ void test('privileged tools are refused by the permission hook, counted in svc_t
   let ran = false;
   const provider = new ScriptedProvider([() => callTool('reboot_host', {}), () => say('I cannot do that.')]);
   const { agent, metrics } = makeAgent(provider);
-  agent.tools.register(defineTool({ spec: { name: 'reboot_host', description: 'reboot', parameters: Type.Object({}) }, safety: 'privileged', run: async () => ((ran = true), { summary: 'rebooted' }) }));
+  agent.tools.register('test', defineTool({ spec: { name: 'reboot_host', description: 'reboot', parameters: Type.Object({}) }, safety: 'privileged', run: async () => ((ran = true), { summary: 'rebooted' }) }));
   const session = agent.sessions.open();
   const client = new RecordingClient();
   agent.sessions.attach(session, client);
@@ -79,7 +79,7 @@ void test('tool results never contain vault secrets, neither for the model nor f
   const secret = 'sk-live-0123456789abcdef';
   const provider = new ScriptedProvider([() => callTool('leaky', {}), () => say('ok')]);
   const { agent } = makeAgent(provider, { secrets: [secret] });
-  agent.tools.register(defineTool({ spec: { name: 'leaky', description: 'leaks', parameters: Type.Object({}) }, safety: 'passive', run: async () => ({ summary: `key is ${secret}`, data: { nested: [secret] }, ui: { id: 'x', template: 'card', data: { k: secret } } }) }));
+  agent.tools.register('test', defineTool({ spec: { name: 'leaky', description: 'leaks', parameters: Type.Object({}) }, safety: 'passive', run: async () => ({ summary: `key is ${secret}`, data: { nested: [secret] }, ui: { id: 'x', template: 'card', data: { k: secret } } }) }));
   const session = agent.sessions.open();
   const client = new RecordingClient();
   agent.sessions.attach(session, client);

@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import { HealthResponse } from '../../../protocol/health';
 import type { FastifyPluginAsync } from 'fastify';
 import { testApp, auth } from '../../helpers/app';
-import { AppError } from '../../../daemon/errors';
+import { AppError } from '../../../daemon/kernel/errors';
 
 const probe: FastifyPluginAsync = async (app) => {
   app.post('/api/probe', { schema: { body: Type.Object({ name: Type.String({ minLength: 1 }), n: Type.Integer({ minimum: 1 }) }) } }, async () => ({ ok: true }));

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SecretScrubber } from '../../../daemon/agent/tools/secret-scrubber';
-import { AppError } from '../../../daemon/errors';
+import { AppError } from '../../../daemon/kernel/errors';
 import { providerRoutes } from '../../../daemon/http/provider-routes';
 import type { KeyAdmin } from '../../../daemon/providers/key-admin';
 import type { ModelAdmin } from '../../../daemon/providers/model-admin';

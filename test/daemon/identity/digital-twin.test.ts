@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DigitalTwin } from '../../../daemon/identity/digital-twin';
-import { agentMemory } from '../../../daemon/agent/memory-adapter';
-import { overlap, terms } from '../../../daemon/agent/text-terms';
+import { agentMemory } from '../../../daemon/memory/agent-memory';
+import { overlap, terms } from '../../../daemon/kernel/text';
 import { memoryFixture } from '../memory/memory-fixture';
 
 const identity = (user: string) => ({ user: () => user, soul: () => '' });

@@ -11,7 +11,7 @@ import { IdentityFiles } from '../../../daemon/identity/identity-files';
 import { DigitalTwin, firstPerson } from '../../../daemon/identity/digital-twin';
 import { SOUL_TEMPLATE, USER_TEMPLATE } from '../../../daemon/identity/identity-text';
 import { FakeMemory } from '../agent/agent-fixtures';
-import { agentMemory } from '../../../daemon/agent/memory-adapter';
+import { agentMemory } from '../../../daemon/memory/agent-memory';
 
 async function setup(t: TestContext) {
   const home = mkdtempSync(join(tmpdir(), 'svc-identity-'));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { memoryFixture } from './memory-fixture';
 import fc from 'fast-check';
 import { exchanges, extractiveSummariser } from '../../../daemon/memory/episode-writer';
-import type { ChatMessage } from '../../../daemon/providers/provider';
+import type { ChatMessage } from '../../../daemon/kernel/conversation';
 
 const transcript: ChatMessage[] = [
   { role: 'user', content: 'Help me plan the Croatia holiday. We want two weeks in Split in August.' },

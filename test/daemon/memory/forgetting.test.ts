@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { memoryFixture } from './memory-fixture';
 import { REDACTED, redactText, type Fingerprint } from '../../../daemon/memory/forgetting';
 import { stem } from '../../../daemon/memory/query-terms';
-import type { ChatMessage } from '../../../daemon/providers/provider';
+import type { ChatMessage } from '../../../daemon/kernel/conversation';
 
 const chat = (...turns: string[]): ChatMessage[] => turns.map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content }));
 

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryFixture } from './memory-fixture';
 import { llmSummariser } from '../../../daemon/memory/llm-summariser';
-import type { ChatEvent, ChatMessage, ChatRequest } from '../../../daemon/providers/provider';
+import type { ChatEvent, ChatRequest } from '../../../daemon/providers/provider';
+import type { ChatMessage } from '../../../daemon/kernel/conversation';
 
 const transcript: ChatMessage[] = [
   { role: 'user', content: 'Plan the Croatia holiday: two weeks in Split in August.' },

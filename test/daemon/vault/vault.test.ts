@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Vault } from '../../../daemon/vault/vault';
-import { AppError } from '../../../daemon/errors';
+import { AppError } from '../../../daemon/kernel/errors';
 
 function home(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-vault-'));

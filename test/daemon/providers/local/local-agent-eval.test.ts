@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from '../../../../daemon/agent/agent';
-import type { DeviceSummary } from '../../../../daemon/agent/ports';
+import type { DeviceSummary } from '../../../../daemon/kernel/ports';
 import { newTurnId } from '../../../../daemon/agent/session-manager';
 import { createMetrics } from '../../../../daemon/metrics/metrics';
 import { LocalProvider } from '../../../../daemon/providers/local/local-provider';

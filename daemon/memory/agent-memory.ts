@@ -1,9 +1,9 @@
-// Adapts helper C's MemoryService (daemon/memory/memory-service.ts) to the narrow AgentMemory port the
+// Adapts the MemoryService (memory-service.ts) to the narrow AgentMemory port (kernel/ports.ts) the
 // tools, the context builder and the digital twin use. "forget X" is a search: only notes (what the
 // user asked to keep) that match well are deleted — never episodes or facts on a vague phrase.
-import type { MemoryService } from '../memory/memory-service';
+import type { MemoryService } from './memory-service';
 import type { Triple } from '../../protocol/memory';
-import type { AgentMemory, KnowledgeFact, MemoryHit } from './ports';
+import type { AgentMemory, KnowledgeFact, MemoryHit } from '../kernel/ports';
 
 /** Relevance a note must reach before "forget <phrase>" deletes it (search relevance is 0..1). */
 export const FORGET_MIN_RELEVANCE = 0.5;

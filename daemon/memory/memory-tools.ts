@@ -1,9 +1,9 @@
 // Built-in memory tools (issue 4): remember, search_memory, forget, knowledge_query. They talk to the
 // persistent tiers through the AgentMemory port; working memory is the session's own business.
 import { Type } from '@sinclair/typebox';
-import type { AgentMemory } from '../ports';
-import { defineTool, ToolFailure, type Tool } from './tool';
-import { TEXT_PATTERN } from '../../../protocol/text';
+import type { AgentMemory } from '../kernel/ports';
+import { defineTool, ToolFailure, type Tool } from '../kernel/tool';
+import { TEXT_PATTERN } from '../../protocol/text';
 
 const SEARCH_LIMIT = 5;
 const STORABLE_TEXT = new RegExp(TEXT_PATTERN, 'u');

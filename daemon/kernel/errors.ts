@@ -1,6 +1,6 @@
 // The brain's one error type. Services throw AppError with a catalogue code; the HTTP error handler
 // turns it into the spec 7 envelope. Anything else reaching the handler is a bug: logged, answered 500.
-import { ERROR_CODES, type ErrorCode } from '../protocol/errors';
+import { ERROR_CODES, type ErrorCode } from '../../protocol/errors';
 
 export class AppError extends Error {
   readonly code: ErrorCode | (string & {});

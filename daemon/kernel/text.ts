@@ -1,5 +1,13 @@
-// Content words of an utterance, for routing and the digital twin's evidence matching: lower-cased,
-// stop words dropped, a plural "s" folded. Deliberately simple and deterministic (no model needed).
+// The brain's shared text helpers: `clip` for display, and the content words of an utterance for
+// routing (agent/router), the digital twin's evidence matching (identity/) and the local agent's intents
+// and recall answers (providers/local/): lower-cased, stop words dropped, a plural "s" folded.
+// Deliberately simple and deterministic (no model needed).
+//
+// Memory search has a tokenizer of its own (memory/text-terms.ts: FTS5-shaped words, its own stop
+// words, stemming and CJK characters, the same on both sides of an index); it is not this one, and
+// changing one does not change the other.
+export { clip } from '../../protocol/clip';
+
 const STOP = new Set(
   (
     'a an the and or but if of to in on at by for with from as is are was were be been being am do does did have has had ' +
@@ -10,6 +18,7 @@ const STOP = new Set(
   ).split(' '),
 );
 
+/** Content words of `text`, each once, in order of first appearance. */
 export function terms(text: string): string[] {
   const out: string[] = [];
   for (const raw of text.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { startParts, stopParts, type Part } from '../../../daemon/lifecycle/parts';
+import { startParts, stopParts, type Part } from '../../../daemon/kernel/parts';
 
 interface Logged {
   level: number;

@@ -4,7 +4,6 @@
 // encoding, in a message, a field, a binding or an error's message and stack, never reaches the log.
 // The scrub runs per written line only: /health and other silent paths pay nothing.
 import { pino, type Logger, type DestinationStream } from 'pino';
-import { redactUrl } from './http/auth';
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -71,3 +70,6 @@ export function scrubLine(line: string, scrubber: LineScrubber): string {
     return `${JSON.stringify({ level: Number(level), time: Date.now(), pid: process.pid, msg: 'log line withheld: it carried a secret' })}\n`;
   }
 }
+
+/** Removes credentials from a URL before it is logged (the WebSocket `access_token` query form, docs/api.md). */
+export const redactUrl = (url: string): string => url.replace(/([?&]access_token=)[^&]*/g, '$1[REDACTED]');

@@ -2,10 +2,10 @@
 // The safety level is what the permission hook (permission-hook.ts) decides on; spec 2.6 leaves the
 // full set "not shown" — svc uses four, ordered by how much harm a wrong call can do (docs/agent.md).
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { ToolSpec } from '../../providers/provider';
-import type { SafetyLevel, SduiComponent, SpecialistName } from '../../../protocol/session';
+import type { ToolSpec } from './conversation';
+import type { SafetyLevel, SduiComponent, SpecialistName } from '../../protocol/session';
 
-export type { SafetyLevel } from '../../../protocol/session';
+export type { SafetyLevel } from '../../protocol/session';
 
 export const SAFETY_ORDER: Readonly<Record<SafetyLevel, number>> = { passive: 0, active: 1, privileged: 2, dangerous: 3 };
 

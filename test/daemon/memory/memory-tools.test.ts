@@ -2,9 +2,9 @@
 // what it hands on (data, sources, ui), against an AgentMemory holding given hits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { memoryTools } from '../../../../daemon/agent/tools/memory-tools';
-import type { AgentMemory, MemoryHit } from '../../../../daemon/agent/ports';
-import type { ToolContext } from '../../../../daemon/agent/tools/tool';
+import { memoryTools } from '../../../daemon/memory/memory-tools';
+import type { AgentMemory, MemoryHit } from '../../../daemon/kernel/ports';
+import type { ToolContext } from '../../../daemon/kernel/tool';
 
 const ctx: ToolContext = { sessionId: 'ses_1', turnId: 't1', specialist: 'general', signal: new AbortController().signal };
 

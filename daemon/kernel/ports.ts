@@ -1,5 +1,5 @@
-// The narrow ports the agent core needs from the rest of the brain. daemon/main.ts adapts the real
-// services (memory, identity files, device registry) to them; tests hand in plain fakes. Keeping
+// The ports of the core: what the agent and the capabilities need from memory, identity and the
+// device registry, narrowly. The composition root adapts the real services to them; tests hand in plain fakes. Keeping
 // them narrow is what lets the turn loop be measured with a zero-latency provider (bench/sections/agent.mjs).
 
 /** One persistent-memory hit as the agent sees it (spec 2.9 fields it uses). */

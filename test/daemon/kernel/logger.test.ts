@@ -3,11 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { SecretScrubber } from '../../daemon/agent/tools/secret-scrubber';
-import { createLogger, scrubLine, type LineScrubber } from '../../daemon/logger';
-import { buildApp } from '../../daemon/app';
-import { createMetrics } from '../../daemon/metrics/metrics';
-import { Lifecycle } from '../../daemon/lifecycle/lifecycle';
+import { SecretScrubber } from '../../../daemon/agent/tools/secret-scrubber';
+import { createLogger, scrubLine, type LineScrubber } from '../../../daemon/kernel/logger';
+import { buildApp } from '../../../daemon/app';
+import { createMetrics } from '../../../daemon/metrics/metrics';
+import { Lifecycle } from '../../../daemon/lifecycle/lifecycle';
 
 const KEY = 'sk-log/+="\\Key-0123456789';
 const FORMS = [KEY, encodeURIComponent(KEY), JSON.stringify(KEY).slice(1, -1), JSON.stringify(JSON.stringify(KEY)).slice(1, -1), Buffer.from(KEY).toString('base64'), KEY.slice(0, 8), KEY.slice(-8)];

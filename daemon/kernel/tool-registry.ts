@@ -1,0 +1,95 @@
+// The tools the agent may call, each registered under the capability that owns it. Tools come and go
+// at run time (a hardware node's devices, an installed skill, an MCP server): `removeOwner` takes all
+// of an owner's tools at once, and listeners hear of every change (metrics declare the tool's label,
+// a session can re-offer the list). Each tool's argument schema is compiled once, so checking a
+// model's arguments costs microseconds per call (the turn-overhead budget, bench/sections/agent.mjs).
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import type { TSchema } from '@sinclair/typebox';
+import type { ToolSpec } from './conversation';
+import type { Tool } from './tool';
+
+interface Entry {
+  owner: string;
+  tool: Tool;
+  check: TypeCheck<TSchema>;
+}
+
+export type ToolChange = { kind: 'added' | 'removed'; owner: string; name: string };
+
+const NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+export class ToolRegistry {
+  private readonly entries = new Map<string, Entry>();
+  private readonly listeners: ((change: ToolChange) => void)[] = [];
+
+  register(owner: string, tool: Tool): this {
+    const name = tool.spec.name;
+    if (!NAME.test(name)) throw new Error(`tool name ${JSON.stringify(name)}: expected lower_snake_case, at most 64 characters`);
+    const existing = this.entries.get(name);
+    if (existing) throw new Error(`tool ${name} is already registered by ${existing.owner}`);
+    this.entries.set(name, { owner, tool, check: TypeCompiler.Compile(tool.spec.parameters) });
+    this.changed({ kind: 'added', owner, name });
+    return this;
+  }
+
+  /** Removes one tool; false when it was not registered. */
+  unregister(name: string): boolean {
+    const entry = this.entries.get(name);
+    if (!entry) return false;
+    this.entries.delete(name);
+    this.changed({ kind: 'removed', owner: entry.owner, name });
+    return true;
+  }
+
+  /** Removes every tool of `owner`; returns their names. */
+  removeOwner(owner: string): string[] {
+    const names = [...this.entries].filter(([, e]) => e.owner === owner).map(([name]) => name);
+    for (const name of names) this.unregister(name);
+    return names;
+  }
+
+  /** Hears every registration and removal (after the change). */
+  onChange(listener: (change: ToolChange) => void): void {
+    this.listeners.push(listener);
+  }
+
+  get(name: string): Tool | undefined {
+    return this.entries.get(name)?.tool;
+  }
+
+  ownerOf(name: string): string | undefined {
+    return this.entries.get(name)?.owner;
+  }
+
+  names(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Specs to offer the model; `only` restricts to a specialist's subset (unknown names are skipped). */
+  specs(only?: readonly string[]): ToolSpec[] {
+    const names = only ?? this.names();
+    const out: ToolSpec[] = [];
+    for (const name of names) {
+      const entry = this.entries.get(name);
+      if (entry) out.push(entry.tool.spec);
+    }
+    return out;
+  }
+
+  /** Validation problems of a call's arguments, as "path: message" lines; empty when valid. */
+  problems(name: string, args: unknown): string[] {
+    const entry = this.entries.get(name);
+    if (!entry) return [`unknown tool ${name}`];
+    if (entry.check.Check(args)) return [];
+    const out: string[] = [];
+    for (const e of entry.check.Errors(args)) {
+      out.push(`${e.path || '/'}: ${e.message}`);
+      if (out.length >= 5) break;
+    }
+    return out;
+  }
+
+  private changed(change: ToolChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}
