@@ -35,6 +35,21 @@ export function memoryOf(pid) {
   return { rss_mib: mib('VmRSS'), rss_anon_mib: mib('RssAnon'), rss_file_mib: mib('RssFile') };
 }
 
+let clockTicks = null;
+
+/**
+ * CPU time (user + system, every thread) a live process has used so far, in ms, from /proc/<pid>/stat.
+ * Unlike wall time it hardly moves when other processes load the machine. Resolution: one clock tick
+ * (10 ms at the usual CLK_TCK of 100).
+ */
+export function cpuMsOf(pid) {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may itself hold spaces: state, ppid, ...
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+}
+
 export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return null;
@@ -84,7 +99,8 @@ async function healthyAfter(url, t0, state, { what, timeoutMs }) {
 
 /**
  * Spawns `node <flags> dist/svc.mjs serve --port <port>` on `home` and resolves once GET /health has
- * answered 200 (polled every 2 ms), with the time from spawn to that answer.
+ * answered 200 (polled every 2 ms), with the time from spawn to that answer (startMs) and the CPU time
+ * the brain had used by then (startCpuMs).
  */
 export async function startBrain(root, { home, port, runtime, token, env = {}, timeoutMs = 30_000 }) {
   const t0 = performance.now();
@@ -95,7 +111,7 @@ export async function startBrain(root, { home, port, runtime, token, env = {}, t
   const state = watch(child);
   const url = `http://127.0.0.1:${port}`;
   const startMs = await healthyAfter(url, t0, state, { what: 'brain', timeoutMs });
-  return { child, url, startMs, stop: state.stop };
+  return { child, url, startMs, startCpuMs: cpuMsOf(child.pid), stop: state.stop };
 }
 
 /**
@@ -130,7 +146,7 @@ export async function startScript(script, { port, runtime, timeoutMs = 30_000 })
   const state = watch(child);
   const url = `http://127.0.0.1:${port}`;
   const startMs = await healthyAfter(url, t0, state, { what: script, timeoutMs });
-  return { child, url, startMs, stop: state.stop };
+  return { child, url, startMs, startCpuMs: cpuMsOf(child.pid), stop: state.stop };
 }
 
 /**
