@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { buildApp } from '../../daemon/app';
 import { createMetrics, type Metrics } from '../../daemon/metrics/metrics';
 import { Lifecycle } from '../../daemon/lifecycle/lifecycle';
+import type { CredentialVerifier } from '../../daemon/auth/authenticate';
 
 export const TEST_TOKEN = 'test-token-0123456789';
 export const auth = { authorization: `Bearer ${TEST_TOKEN}` };
@@ -14,7 +15,7 @@ export interface TestApp {
   lifecycle: Lifecycle;
 }
 
-export async function testApp(opts: { routes?: FastifyPluginAsync[]; sockets?: FastifyPluginAsync[]; metricsEnabled?: boolean; metricsPublic?: boolean; bodyLimit?: number } = {}): Promise<TestApp> {
+export async function testApp(opts: { routes?: FastifyPluginAsync[]; sockets?: FastifyPluginAsync[]; metricsEnabled?: boolean; metricsPublic?: boolean; bodyLimit?: number; verifiers?: CredentialVerifier[] } = {}): Promise<TestApp> {
   const metrics = createMetrics(opts.metricsEnabled ?? true);
   const lifecycle = new Lifecycle();
   const app = await buildApp({
@@ -27,6 +28,7 @@ export async function testApp(opts: { routes?: FastifyPluginAsync[]; sockets?: F
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     routes: opts.routes ?? [],
     sockets: opts.sockets ?? [],
+    verifiers: opts.verifiers ?? [],
   });
   await app.ready();
   return { app, metrics, lifecycle };

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import fc from 'fast-check';
-import { loadApiToken, tokenMatches } from '../../../daemon/auth/api-token';
+import { apiTokenVerifier, loadApiToken, tokenMatches } from '../../../daemon/auth/api-token';
+import { ADMIN } from '../../../daemon/auth/principal';
 
 function home(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-token-'));
@@ -53,4 +54,11 @@ test('tokenMatches: only the exact token matches; absent, empty, longer, shorter
     assert.equal(tokenMatches(token, guess), false, String(guess));
   }
   fc.assert(fc.property(fc.string(), fc.string(), (a, b) => tokenMatches(a, b) === (a === b)));
+});
+
+test('apiTokenVerifier: the exact token is the admin; anything else is not its credential', () => {
+  const verifier = apiTokenVerifier('the-token');
+  assert.equal(verifier.verify({ scheme: 'bearer', token: 'the-token' }), ADMIN);
+  for (const token of ['the-token ', 'THE-TOKEN', 'the-toke', 'the-tokenx', 'x']) assert.equal(verifier.verify({ scheme: 'bearer', token }), undefined, token);
+  fc.assert(fc.property(fc.string(), fc.string({ minLength: 1 }), (expected, presented) => (apiTokenVerifier(expected).verify({ scheme: 'bearer', token: presented }) === ADMIN) === (expected === presented)));
 });
