@@ -2,6 +2,7 @@
 // "memory backend/decay/query"; docs/memory.md). Every subcommand prints for people, or the API's
 // JSON with --json. Exit 0 on success, 1 when the brain refuses (its message on stderr; with --json
 // the error envelope on stdout), 2 on bad usage.
+import { clip } from '../../protocol/clip';
 import { BrainRefusedError, callBrain, type Connection } from '../connection';
 import type {
   BackendReport, DecayReport, EpisodePage, KnowledgeResult, Note, SearchResponse, SessionRef, Snapshot, WikiList, WikiPage, WikiRebuild,

@@ -3,6 +3,7 @@
 // state in one system message; then the session's conversation; then the new user message.
 // Every part is bounded in characters so a long USER.md or a chatty session cannot blow the context.
 import type { ChatMessage } from '../kernel/conversation';
+import { clip } from '../kernel/text';
 import type { AgentMemory, DeviceDirectory, IdentitySource } from '../kernel/ports';
 import type { Session } from './session';
 import type { Specialist } from './router/specialists';

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { WikiPage, WikiPageSummary, WikiRebuild } from '../../protocol/memory';
 import type { Db, Store } from '../store/store';
 import { notFound } from '../kernel/errors';
+import { clip } from '../kernel/text';
 import { iso } from './ids';
 import type { MemoryChange, MemoryEvents } from './memory-events';
 import { entityKey, type TripleRow } from './knowledge-graph';
@@ -45,7 +46,6 @@ export function slugify(title: string): string {
 
 export const pageSlug = (kind: Kind, title: string): string => (kind === 'entity' ? slugify(title) : `topic-${slugify(title)}`);
 
-const snippet = (t: string): string => (t.length <= SNIPPET ? t : `${t.slice(0, SNIPPET - 1)}…`);
 const parseTags = (tags: string): string[] => (tags === '' ? [] : (JSON.parse(tags) as string[])); // '' = untagged
 
 /**
@@ -154,14 +154,14 @@ export class MemoryWiki {
       `SELECT id, text AS body FROM memory_notes WHERE seq IN (SELECT rowid FROM memory_notes_fts WHERE memory_notes_fts MATCH ? ORDER BY rowid DESC LIMIT ${MENTIONS})`,
       [phrase],
     );
-    out.push(...rows.map((r) => ({ text: snippet(r.body), sources: [r.id] })));
+    out.push(...rows.map((r) => ({ text: clip(r.body, SNIPPET), sources: [r.id] })));
     return out;
   }
 
   private topicStatements(noteIds: readonly string[]): Statement[] {
     // One statement shape whatever the count (the store caches prepared statements by SQL text).
     const rows = this.store.all<{ id: string; text: string }>('SELECT id, text FROM memory_notes WHERE id IN (SELECT value FROM json_each(?)) ORDER BY seq DESC', [JSON.stringify(noteIds)]);
-    return rows.map((r) => ({ text: snippet(r.text), sources: [r.id] }));
+    return rows.map((r) => ({ text: clip(r.text, SNIPPET), sources: [r.id] }));
   }
 
   /**

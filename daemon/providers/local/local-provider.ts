@@ -40,6 +40,8 @@ export type LocalData = Static<typeof LocalDataSchema>;
 const WORDS_PER_DELTA = 4;
 /** Intent name carried in the ids of the memory lookup made for a request that matched no template. */
 const GUESS = 'guess';
+/** Longest the user's words are quoted back in a reply, the "…" of a cut included. */
+const QUOTE_MAX = 120;
 const RecallHits = Type.Array(Type.Object({ id: Type.String(), tier: Type.String(), summary: Type.String(), relevance: Type.Number() }));
 
 export class LocalProvider implements Provider {
@@ -52,6 +54,16 @@ export class LocalProvider implements Provider {
     private readonly data: LocalData = loadBundledData(),
   ) {
     this.matcher = new SentenceMatcher(data.intents);
+  }
+
+  /**
+   * The reply templates ({slot} = anything) that mean the request was not served: not understood, a
+   * tool missing or failed or refused, or the help text. Memory does not count an exchange answered
+   * by one of them when it decides whether a session is worth an episode (memory/episode-writer.ts).
+   */
+  cannedReplies(): string[] {
+    const { fallback, unavailable, help, responses } = this.data;
+    return [fallback, unavailable, help, responses.error, responses.denied];
   }
 
   async *chat(request: ChatRequest): AsyncIterable<ChatEvent> {

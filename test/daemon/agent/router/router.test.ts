@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../../daemon/store/sqlite-store';
-import { RoutePreferences } from '../../../daemon/agent/router/route-preferences';
-import { Router } from '../../../daemon/agent/router/router';
-import { newTurnId } from '../../../daemon/agent/session-manager';
-import { ScriptedProvider, makeAgent, say, silent } from './agent-fixtures';
+import { SqliteStore } from '../../../../daemon/store/sqlite-store';
+import { RoutePreferences } from '../../../../daemon/agent/router/route-preferences';
+import { Router } from '../../../../daemon/agent/router/router';
+import { newTurnId } from '../../../../daemon/agent/session-manager';
+import { ScriptedProvider, makeAgent, say, silent } from '../agent-fixtures';
 
 function withStore(t: { after: (fn: () => void) => void }): { open: () => SqliteStore } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-router-'));
