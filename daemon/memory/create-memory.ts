@@ -12,9 +12,8 @@ import { EpisodeRepository } from './episode-repository';
 import { Forgetting } from './forgetting';
 import { SummaryUnavailable } from './llm-summariser';
 import { cannedReplies, extractiveSummariser, type Summariser } from './episode-writer';
-import localAgent from '../providers/local/sentences.json';
 import { KnowledgeGraph } from './knowledge-graph';
-import type { MemoryChange } from './memory-events';
+import type { MemoryChange, MemoryEvents } from './memory-events';
 import { EventBus } from '../kernel/event-bus';
 import { MEMORY_MIGRATIONS } from './memory-schema';
 import { DEFAULT_TUNING, MemorySearch } from './memory-search';
@@ -39,14 +38,14 @@ export interface MemoryDeps {
   summariser?: Summariser;
   /** Live sessions for snapshots (the agent's session manager); an in-memory stand-in by default. */
   sessions?: SessionPort;
-  /** Reply templates that mean "not understood / failed" ({slot} = anything); the local agent's by default. */
+  /**
+   * Reply templates that mean "not understood / failed" ({slot} = anything): an exchange answered by
+   * one does not make a session worth an episode. The composition root hands in the local agent's
+   * (LocalProvider.cannedReplies()); none by default.
+   */
   cannedReplies?: readonly string[];
   clock?: () => number;
 }
-
-// The local agent's replies for requests it could not serve: an exchange answered by one of them
-// does not make a session worth a searchable episode (episode-writer.ts).
-const LOCAL_CANNED = [localAgent.fallback, localAgent.unavailable, localAgent.help, localAgent.responses.error, localAgent.responses.denied];
 
 export interface MemoryCapability {
   memory: Memory;
@@ -60,6 +59,8 @@ export interface MemoryCapability {
   settings: MemorySettings;
   wiki: MemoryWiki;
   snapshots: SessionSnapshots;
+  /** Every change to the tiers (the brain forwards them onto its bus as memory_changed). */
+  events: MemoryEvents;
   /** Long-lived parts for the lifecycle (start in order, stop in reverse). */
   parts: Part[];
 }
@@ -96,7 +97,7 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
     search,
     summariser: deps.summariser ?? extractiveSummariser(),
     redact: (text) => forgetting.redact(text),
-    isCanned: cannedReplies(deps.cannedReplies ?? LOCAL_CANNED),
+    isCanned: cannedReplies(deps.cannedReplies ?? []),
     onSummariserFallback: (err) =>
       err instanceof SummaryUnavailable ? logger.debug({ reason: err.message }, 'episode summarised extractively') : logger.warn({ err }, 'episode summariser failed; wrote an extractive summary instead'),
   });
@@ -106,5 +107,5 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
     { name: 'memory-recalls', start: () => recalls.start(), stop: () => recalls.stop() },
     ...(indexer ? [{ name: 'memory-embeddings', start: () => indexer.start(), stop: () => indexer.stop() }] : []),
   ];
-  return { memory, store, decay, stats, recalls, indexer, vectors, embedder, settings, wiki, snapshots, parts };
+  return { memory, store, decay, stats, recalls, indexer, vectors, embedder, settings, wiki, snapshots, events, parts };
 }

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { startBrain, SVC, type BrainProcess } from '../helpers/brain-process';
-import type { KnowledgeResult } from '../../protocol/memory';
+import { connect } from '../helpers/session-client';
+import type { KnowledgeResult, SearchResponse } from '../../protocol/memory';
 
 function svc(brain: BrainProcess, message: string): string {
   const r = spawnSync(process.execPath, [SVC, '--url', brain.url, message], { encoding: 'utf8', env: { ...process.env, SVC_HOME: brain.home, SVC_API_TOKEN: brain.token }, timeout: 30_000 });
@@ -45,4 +46,41 @@ void test('offline: remember facts, ask them back in everyday phrasings, and fin
   assert.match(dog.sources[0]?.source ?? '', /^turn:\S+$/, 'the turn that stated it');
   const bins = (await (await brain.api('/api/memory/knowledge?subject=bins')).json()) as KnowledgeResult;
   assert.deepEqual(bins.triples.map((x) => `${x.predicate} ${x.object}`), ['go out on Tuesday night']);
+});
+
+/** One session over /v1/session: each message answered in turn, then closed; the id of its episode. */
+async function session(brain: BrainProcess, messages: readonly string[]): Promise<string> {
+  const c = await connect(brain);
+  try {
+    const opened = c.next('session_opened');
+    c.ws.send(JSON.stringify({ type: 'session_open', session_id: '', payload: {} }));
+    const sid = (await opened).session_id;
+    for (const text of messages) {
+      const answer = c.next('text_response');
+      c.ws.send(JSON.stringify({ type: 'text_command', session_id: sid, payload: { text } }));
+      await answer;
+    }
+    const closed = c.next('session_closed');
+    c.ws.send(JSON.stringify({ type: 'session_close', session_id: sid, payload: {} }));
+    const done = await closed;
+    assert.ok(done.type === 'session_closed' && done.payload.episode_id, 'the session wrote an episode');
+    return done.payload.episode_id;
+  } finally {
+    c.ws.close();
+  }
+}
+
+void test("offline: a session the local agent could only answer with its fallback is kept but not searchable; one it served is", { timeout: 120_000 }, async (t) => {
+  const brain = await startBrain();
+  t.after(() => brain.kill());
+  const episodesFound = async (q: string): Promise<string[]> =>
+    ((await (await brain.api(`/api/memory/search?q=${encodeURIComponent(q)}`)).json()) as SearchResponse).results.filter((r) => r.tier === 'episode').map((r) => r.id);
+
+  const served = await session(brain, ['remember that the kayak paddle is in the loft', 'where is the kayak paddle']);
+  const fallback = await session(brain, ['explain the quantum zebra migration', 'and the zebra migration paperwork?']);
+
+  assert.deepEqual(await episodesFound('kayak'), [served], 'two served exchanges make the episode searchable');
+  assert.deepEqual(await episodesFound('zebra'), [], "the local agent's fallback replies are canned: nothing worth finding");
+  const listed = (await (await brain.api('/api/memory/episodes')).json()) as { items: { id: string }[] };
+  assert.ok(listed.items.some((e) => e.id === fallback), 'the episode is still written and listed');
 });
