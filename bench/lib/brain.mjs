@@ -61,7 +61,7 @@ function schedCpuMs(pid) {
 
 /**
  * CPU time a live process has used so far, all threads, in ms, and where it was read. Unlike wall time
- * it hardly moves when other processes load the machine. The scheduler's per-thread run time is exact
+ * it moves much less when other processes load the machine. The scheduler's per-thread run time is exact
  * (ns); kernels without it (no CONFIG_SCHED_INFO) give only utime + stime, in clock ticks, which also
  * samples who ran at each tick: ±10 ms on a 140 ms start.
  */
