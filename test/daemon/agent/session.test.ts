@@ -56,6 +56,6 @@ void test('a session counts exactly what it holds, keeps its transcript within i
       s.release();
       assert.equal(s.bytes, 0);
     }),
-    { numRuns: 300 },
+    { numRuns: 200, endOnFailure: true },
   );
 });
