@@ -5,7 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { SettingsSchema } from '../daemon/config/settings-schema';
+import { settingsFormat } from '../daemon/config/load-settings';
+import { CAPABILITIES } from '../daemon/capabilities';
+
+/** The one settings schema: the core's sections and every capability's. */
+const SETTINGS_SCHEMA = settingsFormat(CAPABILITIES).schema;
 import { parseSettings } from '../daemon/config/load-settings';
 import { ENVIRONMENT_VARIABLES } from '../daemon/config/environment';
 import { UNSUPPORTED_VARIABLES } from '../daemon/config/unsupported-settings';
@@ -47,7 +51,7 @@ const isEnvName = (token: string): boolean => /^[A-Z][A-Z0-9_]*$/.test(token);
 
 void test('docs/configuration.md has a row for every settings.json key, with the schema default', () => {
   const table = rows(doc('configuration.md'));
-  const keys = settingsKeys(SettingsSchema);
+  const keys = settingsKeys(SETTINGS_SCHEMA);
   assert.ok(keys.length > 10, 'the schema walk found the keys');
   const missing = keys.filter((k) => !table.has(k.path)).map((k) => k.path);
   assert.deepEqual(missing, [], `settings keys missing from docs/configuration.md: ${missing.join(', ')}`);
@@ -58,7 +62,7 @@ void test('docs/configuration.md has a row for every settings.json key, with the
 });
 
 void test('docs/configuration.md lists no settings key the schema does not have', () => {
-  const known = new Set(settingsKeys(SettingsSchema).map((k) => k.path));
+  const known = new Set(settingsKeys(SETTINGS_SCHEMA).map((k) => k.path));
   const stale = [...rows(doc('configuration.md')).keys()].filter((t) => !isEnvName(t) && !known.has(t));
   assert.deepEqual(stale, [], `rows for keys that do not exist: ${stale.join(', ')}`);
 });

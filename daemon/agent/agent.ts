@@ -23,7 +23,6 @@ import { ToolRegistry } from '../kernel/tool-registry';
 import { ToolRunner } from './tools/tool-runner';
 import { StaticPermissionHook, type PermissionHook } from './tools/permission-hook';
 import { SecretScrubber, type SecretSource } from './tools/secret-scrubber';
-import { memoryTools } from '../memory/memory-tools';
 import { brainTools } from './tools/brain-tools';
 
 export interface AgentSettings {
@@ -58,6 +57,8 @@ export interface AgentDeps {
   brain: BrainInfo;
   secrets: SecretSource;
   permissions?: PermissionHook;
+  /** The brain's tool registry (tools of every owner); a fresh one when absent. */
+  tools?: ToolRegistry;
   /** Bounds of the model's knowledge-extraction call; defaults when absent. */
   extraction?: ExtractionLimits;
   /** Per-session working memory bounds (settings memory.working); defaults when absent. */
@@ -66,7 +67,7 @@ export interface AgentDeps {
 }
 
 export class Agent {
-  readonly tools = new ToolRegistry();
+  readonly tools: ToolRegistry;
   readonly events: AgentEvents;
   readonly activity = new ActivityLog();
   readonly sessions: SessionManager;
@@ -81,8 +82,12 @@ export class Agent {
     this.events = EventBus.logged<AgentEvent>(logger, 'agent event');
     this.activity.listen(this.events);
     this.memory = deps.memory ? agentMemory(deps.memory) : null;
-    if (this.memory) for (const t of memoryTools(this.memory)) this.tools.register('memory', t);
-    for (const t of brainTools({ identity: deps.identity, devices: deps.devices, status: () => this.status() })) this.tools.register('agent', t);
+    // The registry is shared: memory, identity and every capability register their own tools in it
+    // (daemon/brain.ts); the agent contributes only the tools about itself.
+    this.tools = deps.tools ?? new ToolRegistry();
+    for (const name of this.tools.names()) deps.metrics.declare({ tool: name });
+    this.tools.onChange((change) => change.kind === 'added' && deps.metrics.declare({ tool: change.name }));
+    for (const t of brainTools({ devices: deps.devices, status: () => this.status() })) this.tools.register('agent', t);
     this.preferences = deps.store ? new RoutePreferences(deps.store) : null;
     const router = new Router(this.preferences, { enabled: settings.router.enabled, learn: settings.router.learn_from_corrections });
     const runner = new ToolRunner({ registry: this.tools, permissions: deps.permissions ?? new StaticPermissionHook(), scrubber: new SecretScrubber(deps.secrets), metrics: deps.metrics, logger });
@@ -110,7 +115,6 @@ export class Agent {
       },
       ...(deps.now ? { now: deps.now } : {}),
     });
-    for (const name of this.tools.names()) deps.metrics.declare({ tool: name });
   }
 
   start(): void {

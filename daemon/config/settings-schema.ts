@@ -26,9 +26,13 @@ const ProviderEntry = Type.Object(
 );
 export type ProviderEntry = Static<typeof ProviderEntry>;
 
+/** The settings format this build writes and reads; older files are raised by settings migrations (load-settings.ts). */
+export const SETTINGS_VERSION = 1;
+
 export const SettingsSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
+    version: Type.Integer({ minimum: 1, maximum: SETTINGS_VERSION, default: SETTINGS_VERSION, description: 'Format of this file; an older one is migrated when loaded (svc never rewrites settings.json)' }),
     server: section(
       {
         host: Type.String({ default: '127.0.0.1', description: 'Address to listen on (SVC_HOST overrides)' }),

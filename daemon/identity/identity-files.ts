@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../fs/atomic-write';
 import { AppError } from '../kernel/errors';
 import { MAX_IDENTITY_BYTES, type IdentityFile } from '../../protocol/identity';
-import type { IdentitySource } from '../kernel/ports';
+import type { IdentityDocuments, IdentityName } from '../kernel/ports';
 import { revisionOf, SOUL_TEMPLATE, USER_TEMPLATE } from './identity-text';
 
-export type IdentityName = 'USER.md' | 'SOUL.md';
+export type { IdentityName };
 
 const TEMPLATES: Record<IdentityName, string> = { 'USER.md': USER_TEMPLATE, 'SOUL.md': SOUL_TEMPLATE };
 
@@ -19,7 +19,7 @@ interface Cached {
   file: IdentityFile;
 }
 
-export class IdentityFiles implements IdentitySource {
+export class IdentityFiles implements IdentityDocuments {
   private readonly cache = new Map<IdentityName, Cached>();
 
   constructor(private readonly home: string) {}

@@ -2,6 +2,10 @@
 // device registry, narrowly. The composition root adapts the real services to them; tests hand in plain fakes. Keeping
 // them narrow is what lets the turn loop be measured with a zero-latency provider (bench/sections/agent.mjs).
 
+import type { IdentityFile } from '../../protocol/identity';
+
+export type IdentityName = 'USER.md' | 'SOUL.md';
+
 /** One persistent-memory hit as the agent sees it (spec 2.9 fields it uses). */
 export interface MemoryHit {
   id: string;
@@ -54,6 +58,12 @@ export interface DeviceDirectory {
 export interface IdentitySource {
   user(): string;
   soul(): string;
+}
+
+/** USER.md and SOUL.md as documents: read with their revision, written whole (a stale revision is a 409). */
+export interface IdentityDocuments extends IdentitySource {
+  read(name: IdentityName): IdentityFile;
+  write(name: IdentityName, content: string, expectedRevision?: string): IdentityFile;
 }
 
 export const emptyDevices: DeviceDirectory = {

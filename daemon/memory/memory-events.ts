@@ -1,15 +1,7 @@
 // What changed in memory, for the parts that derive from it (vector index, wiki, term statistics).
-import type { Tier } from '../../protocol/memory';
+// The type lives in the kernel's event vocabulary (kernel/events.ts).
 import type { EventBus } from '../kernel/event-bus';
+import type { MemoryChange } from '../kernel/events';
 
-export interface MemoryChange {
-  /** `annotate`: only metadata changed (a fact's confidence), not the text: nothing to re-embed. */
-  kind: 'upsert' | 'annotate' | 'delete';
-  tier: Tier;
-  id: string;
-  /** The searchable text of the item after the change (absent on delete). */
-  text?: string;
-}
-
-/** What changed in memory, on the kernel's bus. */
+export type { MemoryChange };
 export type MemoryEvents = EventBus<MemoryChange>;

@@ -9,6 +9,7 @@ import Counter from 'prom-client/lib/counter.js';
 import Gauge from 'prom-client/lib/gauge.js';
 import Registry from 'prom-client/lib/registry.js';
 import { HttpSeries } from './http-series';
+import type { CounterHandle, GaugeHandle, MetricDefinition, MetricsRegistry } from '../kernel/metrics';
 
 export const SYNC_FAILURE_REASONS = ['handshake', 'auth', 'protocol', 'timeout', 'network', 'conflict'] as const;
 export const SANDBOX_KILL_REASONS = ['timeout', 'memory', 'fault'] as const;
@@ -30,6 +31,8 @@ export interface Metrics {
   declare(label: { provider?: string; tool?: string }): void;
   render(): Promise<string>;
   readonly contentType: string;
+  /** Where capabilities declare the metrics they emit (kernel/metrics.ts). */
+  readonly registry: MetricsRegistry;
 }
 
 export { statusClass } from './http-series';
@@ -59,6 +62,7 @@ function noopMetrics(): Metrics {
     declare: nothing,
     render: () => Promise.resolve(''),
     contentType: 'text/plain; version=0.0.4; charset=utf-8',
+    registry: noopRegistry(),
   };
 }
 
@@ -97,5 +101,46 @@ function promMetrics(): Metrics {
     },
     render: async () => `${http.render()}\n${await registry.metrics()}`,
     contentType: registry.contentType,
+    registry: capabilityRegistry(registry),
   };
+}
+
+function noopRegistry(): MetricsRegistry {
+  const owners = new Map<string, string>();
+  const declare = (owner: string, d: MetricDefinition<string>): void => claim(owners, owner, d.name);
+  return {
+    enabled: false,
+    counter: (owner, d) => (declare(owner, d), { inc: () => undefined }),
+    gauge: (owner, d) => (declare(owner, d), { set: () => undefined }),
+    owners: () => owners,
+  };
+}
+
+/** Metrics declared by capabilities, rendered by the same prom-client registry as the spec metrics. */
+function capabilityRegistry(registry: Registry): MetricsRegistry {
+  const owners = new Map<string, string>();
+  const opts = <L extends string>(d: MetricDefinition<L>) => ({ name: d.name, help: d.help, labelNames: [...(d.labels ?? [])], registers: [registry] });
+  return {
+    enabled: true,
+    counter<L extends string>(owner: string, d: MetricDefinition<L>): CounterHandle<L> {
+      claim(owners, owner, d.name);
+      const counter = new Counter(opts(d));
+      for (const labels of d.zero ?? []) counter.labels(labels).inc(0);
+      return { inc: (labels, by = 1) => (labels ? counter.labels(labels).inc(by) : counter.inc(by)) };
+    },
+    gauge<L extends string>(owner: string, d: MetricDefinition<L>): GaugeHandle<L> {
+      claim(owners, owner, d.name);
+      const gauge = new Gauge(opts(d));
+      for (const labels of d.zero ?? []) gauge.labels(labels).set(0);
+      return { set: (value, labels) => (labels ? gauge.labels(labels).set(value) : gauge.set(value)) };
+    },
+    owners: () => owners,
+  };
+}
+
+function claim(owners: Map<string, string>, owner: string, name: string): void {
+  const held = owners.get(name);
+  if (held !== undefined) throw new Error(`metric ${name} is already declared by ${held}`);
+  if (!/^svc_[a-z0-9_]+$/.test(name)) throw new Error(`metric ${name}: names start with svc_ and are lower_snake_case`);
+  owners.set(name, owner);
 }

@@ -1,38 +1,16 @@
-// Built-in tools about the brain itself and the home: identity, status, list_devices, set_device.
+// The agent's own tools, about the brain itself and the home: status, list_devices, set_device.
 import { Type } from '@sinclair/typebox';
 import type { DashboardStatus } from '../../../protocol/dashboard';
-import type { DeviceDirectory, DeviceSummary, IdentitySource } from '../../kernel/ports';
-import { parseSoul, userName } from '../../identity/identity-text';
+import type { DeviceDirectory, DeviceSummary } from '../../kernel/ports';
 import { defineTool, ToolFailure, type Tool } from '../../kernel/tool';
 
 export interface BrainToolDeps {
-  identity: IdentitySource;
   devices: DeviceDirectory;
   status: () => DashboardStatus;
 }
 
 export function brainTools(deps: BrainToolDeps): Tool[] {
-  return [identityTool(deps.identity), statusTool(deps.status), listDevicesTool(deps.devices), setDeviceTool(deps.devices)];
-}
-
-function identityTool(identity: IdentitySource): Tool {
-  return defineTool({
-    spec: {
-      name: 'identity',
-      description: "The assistant's own name and persona (SOUL.md) and what USER.md says about the user.",
-      parameters: Type.Object({ about: Type.Union([Type.Literal('assistant'), Type.Literal('user')], { description: 'Whose identity to read' }) }),
-    },
-    safety: 'passive',
-    run: async ({ about }) => {
-      if (about === 'assistant') {
-        const soul = parseSoul(identity.soul());
-        return { summary: `I'm ${soul.name}. ${soul.personality}`.trim(), data: soul, sources: ['identity:SOUL.md'] };
-      }
-      const user = identity.user();
-      const name = userName(user);
-      return { summary: name ? `You are ${name}.` : "I don't know your name yet: it goes in USER.md (svc setup).", data: { user_md: user }, sources: ['identity:USER.md'] };
-    },
-  });
+  return [statusTool(deps.status), listDevicesTool(deps.devices), setDeviceTool(deps.devices)];
 }
 
 function statusTool(status: () => DashboardStatus): Tool {

@@ -5,6 +5,8 @@ import type { ChatEvent, ChatRequest, Provider } from '../../../daemon/providers
 import type { ToolCall } from '../../../daemon/kernel/conversation';
 import type { MemoryService } from '../../../daemon/memory/memory-service';
 import type { Episode, Note, SearchResponse, Triple, TripleInput } from '../../../protocol/memory';
+import { memoryTools } from '../../../daemon/memory/memory-tools';
+import { identityTool } from '../../../daemon/identity/identity-tool';
 import { Agent, type AgentSettings } from '../../../daemon/agent/agent';
 import { createMetrics, type Metrics } from '../../../daemon/metrics/metrics';
 import type { DeviceDirectory, DeviceSummary, IdentitySource } from '../../../daemon/kernel/ports';
@@ -152,8 +154,19 @@ export function makeAgent(provider: Provider, opts: { store?: Store | null; secr
     brain: { version: '0.0.0-test', uptimeSeconds: () => 1, stopping: () => false },
     secrets: () => opts.secrets ?? [],
   });
+  withCoreTools(agent);
   agent.start();
   return { agent, memory, metrics, devices };
+}
+
+/**
+ * Registers the tools the brain's memory and identity contribute (daemon/brain.ts, the identity
+ * capability), as an assembled brain has them, on an agent built directly.
+ */
+export function withCoreTools(agent: Agent, source: IdentitySource = identity()): Agent {
+  if (agent.memory) for (const tool of memoryTools(agent.memory)) agent.tools.register('memory', tool);
+  agent.tools.register('identity', identityTool(source));
+  return agent;
 }
 
 /** A session client that records every frame it is sent. */

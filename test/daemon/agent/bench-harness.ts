@@ -10,6 +10,7 @@ import type { ChatEvent, ChatRequest, Provider } from '../../../daemon/providers
 import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import { createMemory } from '../../../daemon/memory/create-memory';
 import { parseSettings } from '../../../daemon/config/load-settings';
+import { withCoreTools } from './agent-fixtures';
 import { Agent } from '../../../daemon/agent/agent';
 import { emptyDevices } from '../../../daemon/kernel/ports';
 import { IdentityFiles } from '../../../daemon/identity/identity-files';
@@ -66,6 +67,7 @@ async function scenario(home: string, withTool: boolean, turns: number, notes: n
     brain: { version: 'bench', uptimeSeconds: () => 1, stopping: () => false },
     secrets: () => ['sk-bench-secret-123456'],
   });
+  withCoreTools(agent, identity);
   agent.start();
   const session = agent.sessions.open();
   let bytes = 0;

@@ -16,7 +16,8 @@ import { repoRoot } from '../../helpers/external-tools';
 const ROOT = repoRoot();
 const ROOTS = ['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts'];
 /** Keys that are accepted on purpose without being read: `$schema` lets an editor find a schema. */
-const NOT_READ_ON_PURPOSE = new Set(['$schema']);
+/** Keys that do their work before the typed settings exist: $schema is for editors; version is read from the raw file by the settings migrations (load-settings.ts). */
+const NOT_READ_ON_PURPOSE = new Set(['$schema', 'version']);
 
 interface JsonSchema {
   type?: string;

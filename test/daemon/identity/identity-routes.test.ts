@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testApp, auth } from '../../helpers/app';
-import { identityRoutes } from '../../../daemon/http/identity-routes';
+import { identityRoutes } from '../../../daemon/identity/identity-routes';
 import { IdentityFiles } from '../../../daemon/identity/identity-files';
 import { DigitalTwin, firstPerson } from '../../../daemon/identity/digital-twin';
 import { SOUL_TEMPLATE, USER_TEMPLATE } from '../../../daemon/identity/identity-text';

@@ -12,7 +12,7 @@ import { newTurnId } from '../../../../daemon/agent/session-manager';
 import { createMetrics } from '../../../../daemon/metrics/metrics';
 import { LocalProvider } from '../../../../daemon/providers/local/local-provider';
 import { repoRoot } from '../../../helpers/external-tools';
-import { FakeDevices, identity, RecordingClient, SETTINGS, silent } from '../../agent/agent-fixtures';
+import { FakeDevices, identity, RecordingClient, SETTINGS, silent, withCoreTools } from '../../agent/agent-fixtures';
 import { memoryFixture, type MemoryFixture } from '../../memory/memory-fixture';
 
 interface EvalItem {
@@ -53,6 +53,7 @@ async function turn(memory: MemoryFixture, item: EvalItem): Promise<{ tools: str
     brain: { version: '0.0.0-test', uptimeSeconds: () => 1, stopping: () => false },
     secrets: () => [],
   });
+  withCoreTools(agent);
   agent.start();
   const session = agent.sessions.open();
   const client = new RecordingClient();

@@ -1,19 +1,19 @@
 // /api/identity (spec 4.5, 2.11): USER.md, SOUL.md and the digital twin. PUT on SOUL.md is an
 // addition to the spec's table, and so are the PATCHes that set single fields (the setup wizard sets the
 // user's and the assistant's name and persona through them); docs/protocol.md documents them all.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TypedRoutes } from '../http/route-kit';
 import { IdentityFile, IdentityPut, Soul, SoulPatch, TwinAnswer, TwinProfile, TwinQuestion, UserPatch } from '../../protocol/identity';
-import type { IdentityFiles } from '../identity/identity-files';
-import type { DigitalTwin } from '../identity/digital-twin';
-import { parseSoul, renderSoul, withUserName } from '../identity/identity-text';
+import type { IdentityDocuments } from '../kernel/ports';
+import type { DigitalTwin } from './digital-twin';
+import { parseSoul, renderSoul, withUserName } from './identity-text';
 
 export interface IdentityRouteDeps {
-  files: IdentityFiles;
+  files: IdentityDocuments;
   twin: DigitalTwin;
 }
 
 export const identityRoutes =
-  (deps: IdentityRouteDeps): FastifyPluginAsyncTypebox =>
+  (deps: IdentityRouteDeps): TypedRoutes =>
   async (app) => {
     const soul = () => {
       const file = deps.files.read('SOUL.md');

@@ -1,0 +1,6 @@
+// The brain's capabilities, in the order they are created and started (daemon/brain.ts): adding one
+// is its folder plus one line here (docs/architecture.md, "Adding a capability").
+import type { CapabilityDefinition } from './kernel/capability';
+import { identityCapability } from './identity/identity-capability';
+
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability];

@@ -1,0 +1,94 @@
+// The capability contract (in the style of zigbee2mqtt's extension list): everything the brain can do
+// beyond its core is a capability — a folder with a definition that names its settings section and a
+// factory that, given the kernel's context and its own settings, returns what it contributes. The
+// brain (daemon/brain.ts) creates every capability of the list in daemon/capabilities.ts, in order:
+// it runs their migrations, registers their tools under their name, mounts their routes and sockets,
+// and starts their parts after the core's (stopping them first). docs/architecture.md has a worked example.
+import type { Static, TObject } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+import type { Db, Migration, Store } from '../store/store';
+import type { EventBus } from './event-bus';
+import type { BrainEvent } from './events';
+import type { MetricsRegistry } from './metrics';
+import type { Part } from './parts';
+import type { AgentMemory, DeviceDirectory, IdentityDocuments } from './ports';
+import type { Tool } from './tool';
+import type { ToolRegistry } from './tool-registry';
+
+export type { Db, Migration };
+
+/** Secrets by namespace (the vault, spec 5.4): never logged, never given to the model. */
+export interface SecretStore {
+  get(namespace: string, key: string): string | undefined;
+  set(namespace: string, key: string, value: string): void;
+  delete(namespace: string, key: string): boolean;
+  keys(namespace: string): string[];
+}
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+}
+
+/** What the core offers every capability: narrow ports, never the concrete services. */
+export interface CorePorts {
+  memory: AgentMemory | null;
+  /** The share of a question an item must answer to count as evidence (settings memory.search.relevance_floor). */
+  relevanceFloor: number;
+  identity: IdentityDocuments;
+  devices: DeviceDirectory;
+}
+
+export interface CapabilityContext {
+  readonly home: string;
+  readonly store: Store;
+  readonly vault: SecretStore;
+  readonly bus: EventBus<BrainEvent>;
+  /** A child logger named after the capability. */
+  readonly logger: Logger;
+  readonly metrics: MetricsRegistry;
+  readonly clock: Clock;
+  /** The agent's tools; a capability may add and remove its own at run time (owner: its name). */
+  readonly tools: ToolRegistry;
+  readonly core: CorePorts;
+}
+
+/**
+ * A route plugin, mounted by the brain's HTTP layer. Declared opaquely here (the kernel does not import
+ * fastify): capabilities write theirs with daemon/http/route-kit.ts, which gives it its real type.
+ */
+export interface RoutePlugin {
+  (app: never, options: never): Promise<void>;
+}
+
+/** What a created capability contributes; every field is optional. */
+export interface Capability {
+  /** Store migrations of the capability's own tables (component: its name). */
+  readonly migrations?: readonly Migration[];
+  /** Long-lived parts: started after the core in list order, stopped before it in reverse. */
+  readonly parts?: readonly Part[];
+  readonly routes?: readonly RoutePlugin[];
+  /** WebSocket routes (`{ websocket: true }`). */
+  readonly sockets?: readonly RoutePlugin[];
+  /** Tools registered under the capability's name. */
+  readonly tools?: readonly Tool[];
+}
+
+/** One settings migration: raises settings.json from `version - 1` to `version` (before validation). */
+export interface SettingsMigration {
+  readonly version: number;
+  readonly description: string;
+  up(settings: Record<string, unknown>): Record<string, unknown>;
+}
+
+export interface CapabilityDefinition<S extends TObject = TObject> {
+  /** lower-kebab-case: the settings key, the tools' owner, the migrations' component, the logger's name. */
+  readonly name: string;
+  /** The capability's section of settings.json (defaults in the schema), absent when it has none. */
+  readonly settings?: S;
+  readonly settingsMigrations?: readonly SettingsMigration[];
+  create(context: CapabilityContext, settings: Static<S>): Capability | Promise<Capability>;
+}
+
+/** Declares a capability with its settings type inferred from the schema. */
+export const defineCapability = <S extends TObject>(definition: CapabilityDefinition<S>): CapabilityDefinition => definition;

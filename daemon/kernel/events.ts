@@ -1,0 +1,25 @@
+// The events on the brain's bus: one vocabulary, so a capability can listen to another without
+// importing it. The agent and memory announce on buses of their own (instances of the same EventBus);
+// the brain forwards both onto the one bus capabilities listen to (daemon/brain.ts).
+import type { SpecialistName } from '../../protocol/session';
+import type { Tier } from '../../protocol/memory';
+
+export type AgentEvent =
+  | { type: 'session_opened'; sessionId: string; at: number }
+  | { type: 'session_closed'; sessionId: string; reason: string; episodeId: string | null; at: number }
+  | { type: 'turn_finished'; sessionId: string; turnId: string; text: string; answer: string; specialist: SpecialistName; finishReason: string; at: number }
+  | { type: 'tool_denied'; sessionId: string; turnId: string; tool: string; reason: string; at: number }
+  /** Facts a turn stated, stored in the knowledge graph (ids; empty when none was found). */
+  | { type: 'knowledge_extracted'; sessionId: string; turnId: string; via: 'rules' | 'model'; facts: string[]; at: number };
+
+export interface MemoryChange {
+  /** `annotate`: only metadata changed (a fact's confidence), not the text: nothing to re-embed. */
+  kind: 'upsert' | 'annotate' | 'delete';
+  tier: Tier;
+  id: string;
+  /** The searchable text of the item after the change (absent on delete). */
+  text?: string;
+}
+
+/** Everything on the brain's bus. */
+export type BrainEvent = AgentEvent | ({ type: 'memory_changed' } & MemoryChange);
