@@ -4,7 +4,6 @@
 // wired here explicitly and typed; everything else is a capability of the list (kernel/capability.ts),
 // created in order after the core. docs/architecture.md describes the layers and the data flow.
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Settings } from './config/settings-schema';
 import type { Lifecycle } from './lifecycle/lifecycle';
@@ -46,8 +45,11 @@ export interface BrainContext {
   clock?: Clock;
 }
 
+/** The HTTP/WebSocket server buildApp made (fastify stays behind http/ and app.ts). */
+export type BrainApp = Awaited<ReturnType<typeof buildApp>>;
+
 export interface Brain {
-  app: FastifyInstance;
+  app: BrainApp;
   /** Start in order, stop in reverse: store, memory parts, agent, capability parts, http. */
   parts: Part[];
   agent: Agent;
@@ -175,7 +177,7 @@ async function createCapabilities(definitions: readonly CapabilityDefinition[], 
 const routePlugins = (plugins: readonly RoutePlugin[]): NonNullable<Parameters<typeof buildApp>[0]['routes']> =>
   plugins as unknown as NonNullable<Parameters<typeof buildApp>[0]['routes']>;
 
-function httpPart(app: FastifyInstance, settings: Settings, logger: Logger): Part {
+function httpPart(app: BrainApp, settings: Settings, logger: Logger): Part {
   return {
     name: 'http',
     start: async () => {
