@@ -6,6 +6,11 @@ import { HealthResponse } from '../../../protocol/health';
 import type { FastifyPluginAsync } from 'fastify';
 import { testApp, auth } from '../../helpers/app';
 import { AppError } from '../../../daemon/kernel/errors';
+import { pino } from 'pino';
+import { Writable } from 'node:stream';
+import { buildApp } from '../../../daemon/app';
+import { createMetrics } from '../../../daemon/metrics/metrics';
+import { Lifecycle } from '../../../daemon/lifecycle/lifecycle';
 
 const probe: FastifyPluginAsync = async (app) => {
   app.post('/api/probe', { schema: { body: Type.Object({ name: Type.String({ minLength: 1 }), n: Type.Integer({ minimum: 1 }) }) } }, async () => ({ ok: true }));
@@ -133,4 +138,26 @@ test('/metrics: loopback allowed, off-loopback gets the 404 of an unmounted rout
   const off = await testApp({ metricsEnabled: false });
   t.after(() => off.app.close());
   assert.equal((await off.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).statusCode, 404);
+});
+
+test('the route table logged at debug names the principals each route accepts', async (t) => {
+  const lines: string[] = [];
+  const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString('utf8')), done()) });
+  const app = await buildApp({
+    logger: pino({ level: 'debug' }, sink),
+    version: '0.0.0-test',
+    apiToken: 'test-token-0123456789',
+    metrics: createMetrics(true),
+    metricsPublic: false,
+    lifecycle: new Lifecycle(),
+    bodyLimit: 1024,
+    routes: [probe, async (scope) => void scope.get('/api/devices-too', { config: { principals: ['admin', 'device'] } }, async () => ({}))],
+  });
+  t.after(() => app.close());
+  const logged = lines.map((l) => JSON.parse(l) as { msg: string; routes?: { method: string; url: string; principals: string[]; public: boolean }[] }).find((l) => l.msg === 'routes');
+  const byUrl = new Map(logged?.routes?.map((r) => [`${r.method} ${r.url}`, r]));
+  assert.deepEqual(byUrl.get('GET /health'), { method: 'GET', url: '/health', principals: ['anonymous'], public: true, websocket: false });
+  assert.deepEqual(byUrl.get('GET /metrics')?.principals, ['anonymous']);
+  assert.deepEqual(byUrl.get('GET /api/items/:id'), { method: 'GET', url: '/api/items/:id', principals: ['admin'], public: false, websocket: false });
+  assert.deepEqual(byUrl.get('GET /api/devices-too')?.principals, ['admin', 'device']);
 });
