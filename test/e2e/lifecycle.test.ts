@@ -103,7 +103,7 @@ test('after kill -9 the next start takes over the stale pid file and database lo
   await first.kill();
   assert.equal(readFileSync(join(home, 'brain.pid'), 'utf8').split('\n')[0], String(first.child.pid), 'kill -9 leaves brain.pid');
   // A kill in the middle of a write also leaves node-sqlite3-wasm's lock directory (proved on real
-  // processes in test/daemon/store/crash-recovery.test.ts); make sure this start meets one.
+  // processes in test/daemon/store/sqlite-store.crash-recovery.test.ts); make sure this start meets one.
   if (!existsSync(join(home, 'brain.db.lock'))) mkdirSync(join(home, 'brain.db.lock'));
 
   const second = await startBrain({ home });

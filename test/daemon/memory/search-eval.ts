@@ -1,5 +1,5 @@
 // Loads the labelled set (test/fixtures/memory-eval.json) into a memory and measures search quality.
-// Shared by search-quality.test.ts (asserts floors) and bench/sections/memory.mjs (reports numbers).
+// Shared by memory-search.quality.test.ts (asserts floors) and bench/sections/memory.mjs (reports numbers).
 //   precision@5: of the results in the top 5 (a floor may return fewer), the share that is expected
 //   recall@10:   of the expected items, the share found in the top 10
 //   empty-answer accuracy: of the queries about things never stored (or stored and forgotten), the

@@ -4,7 +4,7 @@ import { testApp, auth } from '../../helpers/app';
 import { memoryRoutes } from '../../../daemon/http/memory-routes';
 import { InMemorySessions } from '../../../daemon/memory/session-port';
 import { WorkingMemory } from '../../../daemon/memory/working-memory';
-import { memoryFixture } from './memory-fixture';
+import { memoryFixture } from '../memory/memory-fixture';
 import type { DecayReport, SessionRef, Snapshot, SnapshotDetail, WikiList, WikiPage, WikiRebuild, BackendReport } from '../../../protocol/memory';
 
 async function setup(t: { after(fn: () => Promise<void>): void }) {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { testApp, auth } from '../../helpers/app';
 import { memoryRoutes } from '../../../daemon/http/memory-routes';
-import { memoryFixture } from './memory-fixture';
+import { memoryFixture } from '../memory/memory-fixture';
 import type { EpisodePage, Note, SearchResponse, KnowledgeResult, Triple } from '../../../protocol/memory';
 
 async function setup(t: { after(fn: () => Promise<void>): void }) {

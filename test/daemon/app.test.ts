@@ -2,15 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { HealthResponse } from '../../../protocol/health';
+import { HealthResponse } from '../../protocol/health';
 import type { FastifyPluginAsync } from 'fastify';
-import { testApp, auth } from '../../helpers/app';
-import { AppError } from '../../../daemon/kernel/errors';
+import { testApp, auth } from '../helpers/app';
+import { AppError } from '../../daemon/kernel/errors';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
-import { buildApp } from '../../../daemon/app';
-import { createMetrics } from '../../../daemon/metrics/metrics';
-import { Lifecycle } from '../../../daemon/lifecycle/lifecycle';
+import { buildApp } from '../../daemon/app';
+import { createMetrics } from '../../daemon/metrics/metrics';
+import { Lifecycle } from '../../daemon/lifecycle/lifecycle';
 
 const probe: FastifyPluginAsync = async (app) => {
   app.post('/api/probe', { schema: { body: Type.Object({ name: Type.String({ minLength: 1 }), n: Type.Integer({ minimum: 1 }) }) } }, async () => ({ ok: true }));

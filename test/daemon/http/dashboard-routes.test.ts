@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { testApp, auth } from '../../helpers/app';
 import { dashboardRoutes } from '../../../daemon/http/dashboard-routes';
 import { LocalProvider } from '../../../daemon/providers/local/local-provider';
-import { identity, makeAgent } from './agent-fixtures';
+import { identity, makeAgent } from '../agent/agent-fixtures';
 
 void test('command, status, context and timeline', async (t) => {
   const { agent } = makeAgent(new LocalProvider());

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { SecretScrubber, REDACTED, scrubSecrets, vaultSecrets } from '../../../daemon/agent/tools/secret-scrubber';
+import { SecretScrubber, REDACTED, scrubSecrets, vaultSecrets } from '../../../../daemon/agent/tools/secret-scrubber';
 
 const strings = (v: unknown, out: string[] = []): string[] => {
   if (typeof v === 'string') out.push(v);

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable, Writable } from 'node:stream';
-import { readSecret, table } from '../../cli/commands/key';
+import { readSecret, table } from '../../../cli/commands/key';
 
 const sink = (): Writable => new Writable({ write: (_c, _e, cb) => cb() });
 const io = (stdin: string, env: Record<string, string> = {}) => ({ out: sink(), err: sink(), stdin: Readable.from([Buffer.from(stdin)]) as unknown as NodeJS.ReadStream, env });
