@@ -1,10 +1,13 @@
-// The import directions of ARCHITECTURE.md ("Imports flow one way") and the composition-root rule of
-// STYLE.md 1, enforced on the source tree with the TypeScript parser (comments and strings never
-// count). A failure lists every violation as file:line.
+// The import directions of ARCHITECTURE.md ("Imports flow one way"), the kernel seam of
+// docs/architecture.md (the kernel imports no capability, capabilities reach each other only through
+// the kernel's ports or protocol/, fastify stays behind http/, ws/ and app.ts), the composition-root
+// rule of STYLE.md 1 and where tests live (STYLE.md 14: test/<source path>.test.ts), enforced on the
+// tree with the TypeScript parser (comments and strings never count). A failure lists every violation
+// as file:line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, posix, relative, sep } from 'node:path';
+import { basename, dirname, join, posix, relative, sep } from 'node:path';
 import ts from 'typescript';
 import { repoRoot } from './helpers/external-tools';
 
@@ -30,6 +33,124 @@ const DAEMON_IMPORT_EXCEPTIONS: readonly { from: string; to: RegExp; why: string
   { from: 'cli/commands/brain.ts', to: /^daemon\/store\/instance-lock$/, why: 'the pid file of a running brain' },
 ];
 
+/** The kernel's one import of daemon/ outside daemon/kernel/: the store port the capability context carries. */
+const KERNEL_MAY_IMPORT: readonly string[] = ['daemon/store/store'];
+
+/** The HTTP layer: the only files that may import fastify or @fastify/* (type-only imports count). */
+const mayImportFastify = (file: string): boolean => file.startsWith('daemon/http/') || file.startsWith('daemon/ws/') || file === 'daemon/app.ts';
+const isFastify = (specifier: string): boolean => specifier === 'fastify' || specifier.startsWith('fastify/') || specifier.startsWith('@fastify/');
+
+/** What a leaf capability's folder may import besides itself, protocol/ and packages. */
+const CAPABILITY_MAY_IMPORT: readonly RegExp[] = [/^daemon\/kernel\//, /^daemon\/http\/route-kit$/, /^daemon\/fs\//];
+
+/** Imports the core had and must not grow back. */
+const CORE_MUST_NOT: readonly { from: string; to: readonly string[] }[] = [
+  { from: 'daemon/memory/', to: ['daemon/providers/', 'daemon/agent/'] },
+  { from: 'daemon/identity/', to: ['daemon/agent/'] },
+];
+
+/** The documented exceptions to the seam rules above, each with its reason. */
+const SEAM_EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [
+  {
+    from: 'daemon/memory/llm-summariser.ts',
+    to: 'daemon/providers/provider',
+    why: 'type only: the summariser streams a chat from the Provider contract (request and event union, which live with the providers); the composition root hands it the failover chain',
+  },
+  {
+    from: 'daemon/identity/digital-twin.ts',
+    to: 'daemon/memory/memory-search',
+    why: "the twin's relevance floor defaults to memory search's DEFAULT_TUNING.floor when none is passed (the capability passes core.relevanceFloor)",
+  },
+];
+
+/** Where tests must be: every source file of these folders has test/<its path>.test.ts. */
+const MIRRORED_DIRS = ['daemon', 'cli', 'protocol'] as const;
+
+/**
+ * Source files without test/<path>.test.ts, each with the test that covers it. A test in test/e2e/
+ * drives the built brain or CLI; any other must load the file (import it, or import what does). The
+ * list may only shrink: move or write the mirrored test, delete the entry, and lower
+ * COVERED_ELSEWHERE_MOST.
+ */
+const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
+  'cli/commands/chat-session.ts': 'test/e2e/chat.test.ts',
+  'cli/commands/chat.ts': 'test/e2e/chat.test.ts',
+  'cli/commands/identity.ts': 'test/e2e/cli.test.ts',
+  'cli/commands/memory.ts': 'test/e2e/memory.test.ts',
+  'cli/commands/models.ts': 'test/e2e/providers.test.ts',
+  'cli/commands/setup.ts': 'test/e2e/first-run.test.ts',
+  'cli/main.ts': 'test/e2e/cli.test.ts',
+  'cli/reexec.ts': 'test/e2e/cli.test.ts',
+  'daemon/agent/activity-log.ts': 'test/daemon/agent/turn-runner.test.ts',
+  'daemon/agent/agent-events.ts': 'test/daemon/agent/knowledge-extractor.test.ts',
+  'daemon/agent/agent.ts': 'test/daemon/agent/turn-runner.test.ts',
+  'daemon/agent/context-builder.ts': 'test/daemon/agent/turn-runner.test.ts',
+  'daemon/agent/router/route-preferences.ts': 'test/daemon/agent/routing-correction.test.ts',
+  'daemon/agent/router/specialists.ts': 'test/daemon/agent/router/router.test.ts',
+  'daemon/agent/tools/brain-tools.ts': 'test/daemon/providers/local/local-provider.test.ts',
+  'daemon/agent/tools/permission-hook.ts': 'test/daemon/agent/turn-runner.test.ts',
+  'daemon/agent/tools/secret-matcher.ts': 'test/daemon/agent/tools/secret-scrubber.test.ts',
+  'daemon/agent/tools/tool-runner.ts': 'test/daemon/agent/turn-runner.test.ts',
+  'daemon/capabilities.ts': 'test/daemon/brain.test.ts',
+  'daemon/config/unsupported-settings.ts': 'test/daemon/config/load-settings.test.ts',
+  'daemon/http/error-handler.ts': 'test/daemon/app.test.ts',
+  'daemon/http/health-routes.ts': 'test/daemon/app.test.ts',
+  'daemon/http/metrics-routes.ts': 'test/e2e/metrics-endpoint.test.ts',
+  'daemon/http/route-kit.ts': 'test/daemon/brain.test.ts',
+  'daemon/identity/identity-capability.ts': 'test/daemon/brain.test.ts',
+  'daemon/identity/identity-files.ts': 'test/daemon/identity/identity-routes.test.ts',
+  'daemon/identity/identity-tool.ts': 'test/daemon/providers/local/local-provider.test.ts',
+  'daemon/kernel/capability.ts': 'test/daemon/brain.test.ts',
+  'daemon/kernel/conversation.ts': 'test/daemon/memory/episode-writer.test.ts',
+  'daemon/kernel/errors.ts': 'test/daemon/app.test.ts',
+  'daemon/kernel/events.ts': 'test/daemon/brain.test.ts',
+  'daemon/kernel/metrics.ts': 'test/daemon/brain.test.ts',
+  'daemon/kernel/ports.ts': 'test/daemon/memory/memory-tools.test.ts',
+  'daemon/kernel/tool-registry.ts': 'test/daemon/brain.test.ts',
+  'daemon/kernel/tool.ts': 'test/daemon/agent/turn-runner.test.ts',
+  'daemon/lifecycle/lifecycle.ts': 'test/e2e/lifecycle.test.ts',
+  'daemon/main.ts': 'test/e2e/lifecycle.test.ts',
+  'daemon/memory/agent-memory.ts': 'test/daemon/identity/digital-twin.test.ts',
+  'daemon/memory/backend-report.ts': 'test/daemon/memory/memory-search.hybrid.test.ts',
+  'daemon/memory/create-memory.ts': 'test/daemon/memory/memory-search.test.ts',
+  'daemon/memory/decay-report.ts': 'test/daemon/http/memory-admin-routes.test.ts',
+  'daemon/memory/embedder.ts': 'test/daemon/memory/memory-search.hybrid.test.ts',
+  'daemon/memory/embedding-indexer.ts': 'test/daemon/memory/memory-search.hybrid.test.ts',
+  'daemon/memory/episode-repository.ts': 'test/daemon/memory/episode-writer.test.ts',
+  'daemon/memory/ids.ts': 'test/daemon/memory/note-repository.test.ts',
+  'daemon/memory/memory-events.ts': 'test/daemon/memory/memory-wiki.test.ts',
+  'daemon/memory/memory-service.ts': 'test/daemon/http/memory-routes.test.ts',
+  'daemon/memory/note-key.ts': 'test/daemon/memory/note-repository.test.ts',
+  'daemon/memory/pagination.ts': 'test/daemon/http/memory-routes.test.ts',
+  'daemon/memory/query-terms.ts': 'test/daemon/memory/lexical-match.test.ts',
+  'daemon/memory/read-transaction.ts': 'test/daemon/memory/memory-search.test.ts',
+  'daemon/memory/session-port.ts': 'test/daemon/http/memory-admin-routes.test.ts',
+  'daemon/memory/session-snapshots.ts': 'test/daemon/http/memory-admin-routes.test.ts',
+  'daemon/memory/term-stats.ts': 'test/daemon/memory/lexical-match.test.ts',
+  'daemon/memory/text-terms.ts': 'test/daemon/memory/porter-stemmer.test.ts',
+  'daemon/memory/tier-tables.ts': 'test/daemon/memory/lexical-match.test.ts',
+  'daemon/providers/adapter-calls.ts': 'test/daemon/providers/openai-provider.test.ts',
+  'daemon/providers/create-provider-chain.ts': 'test/daemon/providers/failover-chain.test.ts',
+  'daemon/providers/key-ring.ts': 'test/daemon/providers/key-admin.test.ts',
+  'daemon/providers/provider-registry.ts': 'test/daemon/providers/provider-state.test.ts',
+  'daemon/providers/provider.ts': 'test/daemon/providers/failover-chain.test.ts',
+  'daemon/providers/sdk-loader.ts': 'test/daemon/providers/openai-provider.test.ts',
+  'daemon/providers/stall-guard.ts': 'test/daemon/providers/openai-provider.test.ts',
+  'daemon/providers/tool-call-assembler.ts': 'test/daemon/providers/openai-provider.test.ts',
+  'daemon/store/store.ts': 'test/daemon/store/sqlite-store.test.ts',
+  'daemon/ws/frame-parser.ts': 'test/daemon/ws/session-routes.test.ts',
+  'daemon/ws/session-connection.ts': 'test/daemon/ws/session-routes.test.ts',
+  'protocol/dashboard.ts': 'test/daemon/http/dashboard-routes.test.ts',
+  'protocol/errors.ts': 'test/daemon/app.test.ts',
+  'protocol/health.ts': 'test/daemon/app.test.ts',
+  'protocol/identity.ts': 'test/daemon/identity/identity-routes.test.ts',
+  'protocol/memory.ts': 'test/daemon/http/memory-routes.test.ts',
+  'protocol/providers.ts': 'test/daemon/http/provider-routes.test.ts',
+  'protocol/session.ts': 'test/daemon/ws/session-routes.test.ts',
+};
+/** The ratchet on COVERED_ELSEWHERE: lower it when an entry goes, never raise it. */
+const COVERED_ELSEWHERE_MOST = 74;
+
 /** Composition roots: the only modules that may read process.env (STYLE.md 1). */
 const ENV_READERS = new Set(['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts']);
 
@@ -39,7 +160,8 @@ interface Reference {
   specifier: string;
 }
 
-function sourceFiles(): string[] {
+/** The TypeScript files (not declarations) under the given top-level folders, as repository paths. */
+function typeScriptFiles(dirs: readonly string[]): string[] {
   const out: string[] = [];
   const walk = (dir: string): void => {
     if (!existsSync(dir)) return;
@@ -49,9 +171,11 @@ function sourceFiles(): string[] {
       else if (/\.(ts|tsx|mts|cts)$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(relative(ROOT, p).split(sep).join('/'));
     }
   };
-  for (const d of SOURCE_DIRS) walk(join(ROOT, d));
+  for (const d of dirs) walk(join(ROOT, d));
   return out.sort();
 }
+
+const sourceFiles = (): string[] => typeScriptFiles(SOURCE_DIRS);
 
 function parse(file: string): ts.SourceFile {
   return ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
@@ -115,6 +239,110 @@ function importViolation(ref: Reference): string | null {
   return null;
 }
 
+/**
+ * The kernel seam (docs/architecture.md): what the kernel, leaf capabilities and the core may import.
+ * `capabilities` are the folders of the definitions daemon/capabilities.ts lists (capabilityFolders).
+ */
+function seamViolations(ref: Reference, capabilities: readonly string[]): string[] {
+  const to = target(ref);
+  const where = `${ref.file}:${ref.line} imports ${to ?? ref.specifier}`;
+  if (to === null) return isFastify(ref.specifier) && !mayImportFastify(ref.file) ? [`${where}: fastify is imported only by daemon/http/, daemon/ws/ and daemon/app.ts`] : [];
+  if (SEAM_EXCEPTIONS.some((e) => e.from === ref.file && e.to === to)) return [];
+  const out: string[] = [];
+  if (ref.file.startsWith('daemon/kernel/') && to.startsWith('daemon/') && !to.startsWith('daemon/kernel/') && !KERNEL_MAY_IMPORT.includes(to)) {
+    out.push(`${where}: the kernel imports no capability nor core part (only ${KERNEL_MAY_IMPORT.join(', ')}, protocol/ and packages)`);
+  }
+  const own = capabilities.find((c) => ref.file.startsWith(c));
+  if (own !== undefined && to.startsWith('daemon/') && !to.startsWith(own) && !CAPABILITY_MAY_IMPORT.some((r) => r.test(to))) {
+    out.push(`${where}: a capability (${own}) reaches the rest only through daemon/kernel/, protocol/, daemon/http/route-kit and daemon/fs/`);
+  }
+  for (const rule of CORE_MUST_NOT) {
+    const into = rule.to.find((t) => to.startsWith(t));
+    if (ref.file.startsWith(rule.from) && into !== undefined) out.push(`${where}: ${rule.from} must not import ${into}`);
+  }
+  return out;
+}
+
+/** The folders of the capabilities daemon/capabilities.ts lists: where its imports outside daemon/kernel/ live. */
+function capabilityFolders(file: string, sf: ts.SourceFile): string[] {
+  const folders = imports(file, sf)
+    .map(target)
+    .filter((t): t is string => t !== null && t.startsWith('daemon/') && !t.startsWith('daemon/kernel/'))
+    .map((t) => `${posix.dirname(t)}/`);
+  return [...new Set(folders)].sort();
+}
+
+/** test/<source path>.test.ts: where a source file's test lives. */
+const mirroredTest = (source: string): string => `test/${source.replace(/\.(m|c)?tsx?$/, '')}.test.ts`;
+
+/**
+ * Source files of MIRRORED_DIRS without their mirrored test and not (or wrongly) in `coveredElsewhere`;
+ * `tests` are the repository's *.test.ts, `loads(test, source)` says whether a test imports the source
+ * directly or through other modules.
+ */
+function placementViolations(sources: readonly string[], tests: ReadonlySet<string>, coveredElsewhere: Readonly<Record<string, string>>, loads: (test: string, source: string) => boolean): string[] {
+  const out: string[] = [];
+  const mirrored = sources.filter((f) => MIRRORED_DIRS.some((d) => f.startsWith(`${d}/`)));
+  for (const source of mirrored) {
+    const own = mirroredTest(source);
+    const covering = coveredElsewhere[source];
+    if (covering === undefined) {
+      if (!tests.has(own)) out.push(`${source}: no test at ${own} (move its test there, or name the test that covers it in COVERED_ELSEWHERE)`);
+    } else if (tests.has(own)) out.push(`${source}: has ${own}; remove it from COVERED_ELSEWHERE`);
+    else if (!tests.has(covering)) out.push(`${source}: COVERED_ELSEWHERE names ${covering}, which is not a test file`);
+    else if (!covering.startsWith('test/e2e/') && !loads(covering, source)) out.push(`${source}: ${covering} (COVERED_ELSEWHERE) does not load it`);
+  }
+  for (const source of Object.keys(coveredElsewhere)) if (!mirrored.includes(source)) out.push(`${source}: in COVERED_ELSEWHERE but not a source file of ${MIRRORED_DIRS.join(', ')}`);
+  return out;
+}
+
+/**
+ * Tests under test/<MIRRORED_DIRS>/ whose source is gone: test/<dir>/<name>.test.ts and a second test
+ * of the same file, test/<dir>/<name>.<aspect>.test.ts, mirror <dir>/<name>.* (any extension: the rules
+ * of alerts.yml are tested too). `filesIn(dir)` lists a folder's file names (none when it does not exist).
+ */
+function orphanTests(tests: readonly string[], filesIn: (dir: string) => readonly string[]): string[] {
+  return tests
+    .filter((t) => MIRRORED_DIRS.some((d) => t.startsWith(`test/${d}/`)))
+    .filter((t) => {
+      const dir = posix.dirname(t).slice('test/'.length);
+      const name = basename(t).split('.')[0]!;
+      return !filesIn(dir).some((f) => f.startsWith(`${name}.`));
+    })
+    .map((t) => `${t}: no source ${posix.dirname(t).slice('test/'.length)}/${basename(t).split('.')[0]!}.* (tests mirror their source: test/<path>.test.ts, or test/<path>.<aspect>.test.ts for a second one)`);
+}
+
+/** Whether `from` reaches `to` through relative imports (a repository path with extension). */
+function makeLoads(parseFile: (file: string) => ts.SourceFile): (from: string, to: string) => boolean {
+  const resolve = (ref: Reference): string | undefined => {
+    const t = target(ref);
+    return t === null ? undefined : [`${t}.ts`, `${t}.tsx`, `${t}/index.ts`].find((c) => existsSync(join(ROOT, c)));
+  };
+  const deps = new Map<string, string[]>();
+  const depsOf = (file: string): string[] => {
+    let d = deps.get(file);
+    if (d === undefined) {
+      d = imports(file, parseFile(file)).map(resolve).filter((r): r is string => r !== undefined);
+      deps.set(file, d);
+    }
+    return d;
+  };
+  return (from, to) => {
+    const seen = new Set<string>([from]);
+    const queue = [from];
+    while (queue.length > 0) {
+      for (const d of depsOf(queue.pop()!)) {
+        if (d === to) return true;
+        if (!seen.has(d)) {
+          seen.add(d);
+          queue.push(d);
+        }
+      }
+    }
+    return false;
+  };
+}
+
 const files = sourceFiles();
 const parsed = new Map(files.map((f) => [f, parse(f)]));
 
@@ -125,6 +353,25 @@ void test('the source tree is where the layout test looks', () => {
 void test('imports flow one way: protocol ← mesh, sync ← daemon, node-agent, cli; nothing imports daemon/ but tests', () => {
   const violations = files.flatMap((f) => imports(f, parsed.get(f)!)).map(importViolation).filter((v): v is string => v !== null);
   assert.deepEqual(violations, [], `import direction violations (ARCHITECTURE.md "Top-level layout"):\n  ${violations.join('\n  ')}`);
+});
+
+void test('the kernel seam: the kernel imports no capability, capabilities meet through kernel ports, fastify stays behind http/, ws/ and app.ts', () => {
+  const capabilities = capabilityFolders('daemon/capabilities.ts', parsed.get('daemon/capabilities.ts')!);
+  assert.ok(capabilities.includes('daemon/identity/'), `capability folders read from daemon/capabilities.ts: ${capabilities.join(', ')}`);
+  const violations = files.flatMap((f) => imports(f, parsed.get(f)!)).flatMap((r) => seamViolations(r, capabilities));
+  assert.deepEqual(violations, [], `kernel seam violations (docs/architecture.md):\n  ${violations.join('\n  ')}`);
+});
+
+void test('each source file has its test where the tree says (STYLE.md 14), and no test outlives its source', () => {
+  const testTree = typeScriptFiles(['test']);
+  const tests = new Set(testTree.filter((f) => f.endsWith('.test.ts')));
+  const loads = makeLoads((f) => parsed.get(f) ?? parse(f));
+  const violations = [
+    ...placementViolations(files, tests, COVERED_ELSEWHERE, loads),
+    ...orphanTests([...tests], (dir) => (existsSync(join(ROOT, dir)) ? readdirSync(join(ROOT, dir)) : [])),
+  ];
+  assert.deepEqual(violations, [], `tests not where the tree says (docs/development.md, "Tests"):\n  ${violations.join('\n  ')}`);
+  assert.ok(Object.keys(COVERED_ELSEWHERE).length <= COVERED_ELSEWHERE_MOST, `COVERED_ELSEWHERE may only shrink (at most ${COVERED_ELSEWHERE_MOST} entries)`);
 });
 
 void test('only the composition roots read process.env (STYLE.md 1)', () => {
@@ -147,4 +394,55 @@ void test('the checks see what they should (fixtures)', () => {
   assert.notEqual(importViolation({ file: 'cli/commands/doctor.ts', line: 1, specifier: '../../daemon/store/sqlite-store' }), null);
   assert.notEqual(importViolation({ file: 'protocol/a.ts', line: 1, specifier: '../mesh/b' }), null);
   assert.equal(importViolation({ file: 'daemon/a.ts', line: 1, specifier: '../sync/hlc.js' }), null);
+});
+
+void test('the seam checks see what they should (fixtures)', () => {
+  const fixture = (file: string, text: string): ts.SourceFile => ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const caps = capabilityFolders('daemon/capabilities.ts', fixture('daemon/capabilities.ts', "import type { CapabilityDefinition } from './kernel/capability';\nimport { identityCapability } from './identity/identity-capability';\nimport { greeter } from './greeter/greeter';\n"));
+  assert.deepEqual(caps, ['daemon/greeter/', 'daemon/identity/']);
+  const bad = (file: string, specifier: string): boolean => seamViolations({ file, line: 1, specifier }, caps).length > 0;
+  // The kernel: the store port, protocol/ and packages only.
+  assert.equal(bad('daemon/kernel/x.ts', '../store/store'), false);
+  assert.equal(bad('daemon/kernel/x.ts', '../../protocol/session'), false);
+  assert.equal(bad('daemon/kernel/x.ts', './tool'), false);
+  assert.equal(bad('daemon/kernel/x.ts', 'pino'), false);
+  assert.equal(bad('daemon/kernel/x.ts', '../store/sqlite-store'), true);
+  assert.equal(bad('daemon/kernel/x.ts', '../agent/agent'), true);
+  assert.equal(bad('daemon/kernel/x.ts', '../identity/identity-files'), true);
+  // fastify: http/, ws/ and app.ts only, type-only imports and import() types included.
+  const brain = fixture('daemon/brain.ts', "import type { FastifyInstance } from 'fastify';\ntype P = import('@fastify/websocket').WebsocketHandler;\nimport ws from '@fastify/websocket';\n");
+  assert.deepEqual(imports('daemon/brain.ts', brain).flatMap((r) => seamViolations(r, caps)).length, 3);
+  for (const ok of ['daemon/http/x.ts', 'daemon/ws/x.ts', 'daemon/app.ts']) assert.equal(bad(ok, 'fastify'), false, ok);
+  assert.equal(bad('cli/x.ts', 'fastify'), true);
+  assert.equal(bad('daemon/memory/x.ts', '@fastify/type-provider-typebox'), true);
+  assert.equal(bad('daemon/memory/x.ts', 'fastify-plugin-of-someone-else'), false);
+  // A leaf capability: its folder, the kernel, protocol/, route-kit, fs/ and packages.
+  for (const ok of ['./y', '../kernel/ports', '../http/route-kit', '../fs/atomic-write', '../../protocol/identity', 'node:fs', '@sinclair/typebox']) assert.equal(bad('daemon/greeter/x.ts', ok), false, ok);
+  for (const no of ['../agent/agent', '../memory/memory-service', '../providers/provider', '../identity/identity-files', '../http/auth', '../store/sqlite-store']) assert.equal(bad('daemon/greeter/x.ts', no), true, no);
+  // The core's old breaks, and the documented exception.
+  assert.equal(bad('daemon/memory/x.ts', '../providers/provider'), true);
+  assert.equal(bad('daemon/memory/x.ts', '../agent/agent-events'), true);
+  assert.equal(bad('daemon/memory/llm-summariser.ts', '../providers/provider'), false);
+  assert.equal(bad('daemon/memory/llm-summariser.ts', '../providers/failover-chain'), true);
+  assert.equal(bad('daemon/memory/x.ts', '../kernel/ports'), false);
+});
+
+void test('the placement checks see what they should (fixtures)', () => {
+  const sources = ['daemon/a/b.ts', 'daemon/a/c.ts', 'daemon/a/d.ts', 'daemon/a/e.ts', 'daemon/a/f.ts', 'daemon/a/g.ts', 'mesh/m.ts'];
+  const tests = new Set(['test/daemon/a/b.test.ts', 'test/daemon/a/c.test.ts', 'test/e2e/x.test.ts', 'test/daemon/a/other.test.ts', 'test/daemon/a/loader.test.ts']);
+  const covered = { 'daemon/a/c.ts': 'test/e2e/x.test.ts', 'daemon/a/d.ts': 'test/daemon/a/missing.test.ts', 'daemon/a/f.ts': 'test/daemon/a/other.test.ts', 'daemon/a/g.ts': 'test/daemon/a/loader.test.ts', 'daemon/gone.ts': 'test/e2e/x.test.ts' };
+  const loads = (test: string, source: string): boolean => test === 'test/daemon/a/loader.test.ts' && source === 'daemon/a/g.ts';
+  assert.deepEqual(
+    placementViolations(sources, tests, covered, loads).map((v) => v.split(':')[0]),
+    ['daemon/a/c.ts', 'daemon/a/d.ts', 'daemon/a/e.ts', 'daemon/a/f.ts', 'daemon/gone.ts'],
+  );
+  assert.deepEqual(placementViolations(['daemon/a/h.ts'], new Set(['test/e2e/x.test.ts']), { 'daemon/a/h.ts': 'test/e2e/x.test.ts' }, () => false), [], 'an e2e test runs the build');
+  const filesIn = (dir: string): readonly string[] => ({ 'daemon/a': ['b.ts', 'alerts.yml', 'alerts.test.yml'] })[dir] ?? [];
+  assert.deepEqual(
+    orphanTests(['test/daemon/a/b.test.ts', 'test/daemon/a/b.property.test.ts', 'test/daemon/a/alerts.test.ts', 'test/daemon/a/x.test.ts', 'test/daemon/z/b.test.ts', 'test/daemon/a/bx.test.ts', 'test/e2e/anything.test.ts'], filesIn).map((v) => v.split(':')[0]),
+    ['test/daemon/a/x.test.ts', 'test/daemon/z/b.test.ts', 'test/daemon/a/bx.test.ts'],
+  );
+  const loadsReal = makeLoads(parse);
+  assert.equal(loadsReal('test/daemon/app.test.ts', 'daemon/http/error-handler.ts'), true, 'through daemon/app.ts');
+  assert.equal(loadsReal('test/daemon/kernel/text.test.ts', 'daemon/agent/agent.ts'), false);
 });
