@@ -91,8 +91,11 @@ async function ask(conn: Connection): Promise<SetupAnswers | null> {
   let cancelled = false;
   const answers = await p.group(
     {
-      userName: () => p.text({ message: 'What should I call you?', initialValue: twin.name ?? '', placeholder: 'your name' }),
-      assistantName: () => p.text({ message: "What is the assistant's name?", initialValue: soul.name, validate: (v) => (v && v.trim() && !v.includes('\n') ? undefined : 'a name on one line, please') }),
+      // The current value is the placeholder and the default: Enter keeps it, typing replaces it (an
+      // initialValue would be edited in place, so typing "Nova" after "svc" gave "svcNova").
+      userName: () => p.text({ message: 'What should I call you?', placeholder: twin.name ?? 'your name', defaultValue: twin.name ?? '' }),
+      assistantName: () =>
+        p.text({ message: "What is the assistant's name?", placeholder: soul.name, defaultValue: soul.name, validate: (v) => (!v || (v.trim() && !v.includes('\n')) ? undefined : 'a name on one line, please') }),
       persona: () =>
         p.select({
           message: 'Which personality?',
@@ -111,8 +114,8 @@ async function ask(conn: Connection): Promise<SetupAnswers | null> {
           ],
         }),
       key: ({ results }) => (results.provider === 'openai' || results.provider === 'anthropic' ? p.password({ message: `${results.provider} API key (stored encrypted in the vault)`, validate: (v) => (v && v.trim() ? undefined : 'paste the key') }) : Promise.resolve(undefined)),
-      baseUrl: ({ results }) => (results.provider === 'ollama' ? p.text({ message: 'Server address', initialValue: 'http://127.0.0.1:11434/v1' }) : Promise.resolve(undefined)),
-      model: ({ results }) => (results.provider === 'ollama' ? p.text({ message: 'Model name', initialValue: 'llama3.2' }) : Promise.resolve(undefined)),
+      baseUrl: ({ results }) => (results.provider === 'ollama' ? p.text({ message: 'Server address', placeholder: 'http://127.0.0.1:11434/v1', defaultValue: 'http://127.0.0.1:11434/v1' }) : Promise.resolve(undefined)),
+      model: ({ results }) => (results.provider === 'ollama' ? p.text({ message: 'Model name', placeholder: 'llama3.2', defaultValue: 'llama3.2' }) : Promise.resolve(undefined)),
     },
     {
       onCancel: () => {
