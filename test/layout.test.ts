@@ -106,7 +106,6 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'daemon/kernel/events.ts': 'test/daemon/brain.test.ts',
   'daemon/kernel/metrics.ts': 'test/daemon/brain.test.ts',
   'daemon/kernel/ports.ts': 'test/daemon/memory/memory-tools.test.ts',
-  'daemon/kernel/tool-registry.ts': 'test/daemon/brain.test.ts',
   'daemon/kernel/tool.ts': 'test/daemon/agent/turn-runner.test.ts',
   'daemon/lifecycle/lifecycle.ts': 'test/e2e/lifecycle.test.ts',
   'daemon/main.ts': 'test/e2e/lifecycle.test.ts',
@@ -149,7 +148,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'protocol/session.ts': 'test/daemon/ws/session-routes.test.ts',
 };
 /** The ratchet on COVERED_ELSEWHERE: lower it when an entry goes, never raise it. */
-const COVERED_ELSEWHERE_MOST = 74;
+const COVERED_ELSEWHERE_MOST = 73;
 
 /** Composition roots: the only modules that may read process.env (STYLE.md 1). */
 const ENV_READERS = new Set(['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts']);
@@ -292,7 +291,7 @@ function placementViolations(sources: readonly string[], tests: ReadonlySet<stri
     else if (!tests.has(covering)) out.push(`${source}: COVERED_ELSEWHERE names ${covering}, which is not a test file`);
     else if (!covering.startsWith('test/e2e/') && !loads(covering, source)) out.push(`${source}: ${covering} (COVERED_ELSEWHERE) does not load it`);
   }
-  for (const source of Object.keys(coveredElsewhere)) if (!mirrored.includes(source)) out.push(`${source}: in COVERED_ELSEWHERE but not a source file of ${MIRRORED_DIRS.join(', ')}`);
+  for (const source of Object.keys(coveredElsewhere)) if (!mirrored.includes(source)) out.push(`${source}: in COVERED_ELSEWHERE but not a source file of ${MIRRORED_DIRS.join(', ')} (remove the entry, lower COVERED_ELSEWHERE_MOST)`);
   return out;
 }
 

@@ -1,0 +1,99 @@
+// The tool registry against a model: whatever the sequence of registrations, removals and removals by
+// owner, it holds exactly the tools the model holds, each under its owner, and its listeners hear every
+// change once, in order. Plus names, argument checking and a specialist's subset of specs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Type } from '@sinclair/typebox';
+import { ToolRegistry, type ToolChange } from '../../../daemon/kernel/tool-registry';
+import { defineTool, type Tool } from '../../../daemon/kernel/tool';
+
+const tool = (name: string): Tool =>
+  defineTool({
+    spec: { name, description: `the ${name} tool`, parameters: Type.Object({ query: Type.String({ minLength: 1 }), limit: Type.Optional(Type.Integer({ minimum: 1 })) }) },
+    safety: 'passive',
+    run: () => Promise.resolve({ summary: name }),
+  });
+
+type Op = { op: 'register'; owner: string; name: string } | { op: 'unregister'; name: string } | { op: 'removeOwner'; owner: string };
+
+const owners = fc.constantFrom('memory', 'identity', 'devices');
+const names = fc.constantFrom('remember', 'recall', 'forget', 'set_device', 'who_am_i');
+const ops = fc.array(
+  fc.oneof(
+    fc.record({ op: fc.constant('register' as const), owner: owners, name: names }),
+    fc.record({ op: fc.constant('unregister' as const), name: names }),
+    fc.record({ op: fc.constant('removeOwner' as const), owner: owners }),
+  ),
+  { maxLength: 40 },
+);
+
+void test('property: the registry holds what a model holds, and listeners hear every change in order', () => {
+  fc.assert(
+    fc.property(ops, (sequence: Op[]) => {
+      const registry = new ToolRegistry();
+      const heard: ToolChange[] = [];
+      registry.onChange((c) => heard.push(c));
+      const model = new Map<string, string>();
+      const expected: ToolChange[] = [];
+      for (const step of sequence) {
+        if (step.op === 'register') {
+          const holder = model.get(step.name);
+          if (holder !== undefined) {
+            assert.throws(() => registry.register(step.owner, tool(step.name)), new RegExp(`already registered by ${holder}`));
+          } else {
+            registry.register(step.owner, tool(step.name));
+            model.set(step.name, step.owner);
+            expected.push({ kind: 'added', owner: step.owner, name: step.name });
+          }
+        } else if (step.op === 'unregister') {
+          const holder = model.get(step.name);
+          assert.equal(registry.unregister(step.name), holder !== undefined);
+          if (holder !== undefined) {
+            model.delete(step.name);
+            expected.push({ kind: 'removed', owner: holder, name: step.name });
+          }
+        } else {
+          const gone = [...model].filter(([, owner]) => owner === step.owner).map(([name]) => name);
+          assert.deepEqual(registry.removeOwner(step.owner), gone);
+          for (const name of gone) {
+            model.delete(name);
+            expected.push({ kind: 'removed', owner: step.owner, name });
+          }
+        }
+      }
+      assert.deepEqual(registry.names(), [...model.keys()]);
+      for (const [name, owner] of model) {
+        assert.equal(registry.ownerOf(name), owner);
+        assert.equal(registry.get(name)?.spec.name, name);
+      }
+      assert.deepEqual(heard, expected);
+    }),
+  );
+});
+
+void test('tool names are lower_snake_case of at most 64 characters', () => {
+  const registry = new ToolRegistry();
+  for (const bad of ['', 'Remember', '1st', 'set-device', 'a'.repeat(65), 'x y']) assert.throws(() => registry.register('t', tool(bad)), /lower_snake_case/, bad);
+  registry.register('t', tool(`a${'_'.repeat(63)}`));
+  assert.deepEqual(registry.names(), [`a${'_'.repeat(63)}`]);
+});
+
+void test('problems(): none for valid arguments, "path: message" lines otherwise (at most 5), and an unknown tool', () => {
+  const registry = new ToolRegistry().register('memory', tool('recall'));
+  assert.deepEqual(registry.problems('recall', { query: 'wifi' }), []);
+  assert.deepEqual(registry.problems('recall', { query: 'wifi', limit: 3 }), []);
+  const wrong = registry.problems('recall', { query: '', limit: 0 });
+  assert.ok(wrong.length > 0 && wrong.length <= 5, wrong.join('\n'));
+  assert.ok(wrong.some((l) => l.startsWith('/query: ')) && wrong.some((l) => l.startsWith('/limit: ')), wrong.join('\n'));
+  const wide = defineTool({ spec: { name: 'wide', description: 'eight required fields', parameters: Type.Object(Object.fromEntries([...'abcdefgh'].map((k) => [k, Type.String()]))) }, safety: 'passive', run: () => Promise.resolve({ summary: 'wide' }) });
+  assert.equal(registry.register('memory', wide).problems('wide', {}).length, 5, 'eight missing fields, five lines');
+  assert.deepEqual(registry.problems('remember', { query: 'x' }), ['unknown tool remember']);
+});
+
+void test('specs(): all tools in registration order, or a subset in the order asked with unknown names skipped', () => {
+  const registry = new ToolRegistry().register('memory', tool('remember')).register('memory', tool('recall')).register('identity', tool('who_am_i'));
+  assert.deepEqual(registry.specs().map((s) => s.name), ['remember', 'recall', 'who_am_i']);
+  assert.deepEqual(registry.specs(['who_am_i', 'gone', 'remember']).map((s) => s.name), ['who_am_i', 'remember']);
+  assert.deepEqual(registry.specs([]), []);
+});
