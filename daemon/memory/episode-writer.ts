@@ -4,7 +4,7 @@
 // summariser fails, the offline extractive one writes the episode instead of nothing.
 import type { ChatMessage } from '../kernel/conversation';
 import type { Episode, EpisodeReason } from '../../protocol/memory';
-import { contentWords } from './text-terms';
+import { contentWords } from '../kernel/text';
 
 export interface Summariser {
   /** 'extractive', or the provider id of the LLM behind it (recorded on the episode). */

@@ -13,7 +13,7 @@ import { noisyOr, tripleText } from './knowledge-graph';
 import type { MemoryChange } from './memory-events';
 import { documentStems, ftsExpression, queryTerms } from './query-terms';
 import type { TermStats } from './term-stats';
-import { contentWords } from './text-terms';
+import { contentWords } from '../kernel/text';
 
 /** A forgotten note's terms: hashed stem → idf weight at the time it was forgotten. */
 export type Fingerprint = ReadonlyMap<string, number>;

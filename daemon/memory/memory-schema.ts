@@ -1,6 +1,6 @@
 // Memory tables (component 'memory', numbered migrations; never renumber a released one). Items keep
 // an integer `seq` (the FTS5 rowid) next to their public string id. Timestamps are epoch ms.
-// FTS5 tables are external-content indexes kept in step by triggers, tokenized like text-terms.ts +
+// FTS5 tables are external-content indexes kept in step by triggers, tokenized like kernel/text.ts +
 // porter-stemmer.ts (docs/memory.md, "Search").
 import type { Db, Migration } from '../store/store';
 import { cjkIndexText } from './cjk-segmenter';

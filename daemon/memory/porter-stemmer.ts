@@ -111,7 +111,7 @@ function step5(w: string): string {
   return w;
 }
 
-/** Stem of one lower-case token (as produced by text-terms.words()). */
+/** Stem of one lower-case token (as produced by kernel/text.ts words()). */
 export function porterStem(token: string): string {
   // Like fts5_porter.c, works on any token (non-ASCII letters and digits count as consonants) and
   // bounds by UTF-8 bytes.

@@ -4,7 +4,7 @@
 // CJK runs become character and bigram units (cjk-segmenter.ts), which no stemmer touches.
 import { cjkQuery, cjkUnits } from './cjk-segmenter';
 import { porterStem } from './porter-stemmer';
-import { contentWords, words } from './text-terms';
+import { contentWords, words } from '../kernel/text';
 
 export interface QueryTerm {
   stem: string;

@@ -10,7 +10,9 @@ void test('terms: lower-cased content words, stop words and one-letter words dro
   assert.deepEqual(terms('What is my WiFi password?'), ['wifi', 'password']);
   assert.deepEqual(terms('Turn the lights off in the kitchen, the LIGHTS!'), ['turn', 'light', 'kitchen']);
   assert.deepEqual(terms('glass gas bus buses x 42 cats'), ['glass', 'gas', 'bus', 'buse', '42', 'cat']);
-  assert.deepEqual(terms('Überweisung für Straße'), ['überweisung', 'für', 'straße']);
+  // One tokenizer with memory search: diacritics folded the way the FTS5 index folds them.
+  assert.deepEqual(terms('Überweisung für Straße'), ['uberweisung', 'fur', 'straße']);
+  assert.deepEqual(terms('remember: hello, show me what I like'), [], 'stop words and request words carry no content');
   assert.deepEqual(terms('tell me about it, please'), []);
   assert.deepEqual(terms(''), []);
 });

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { memoryFixture } from './memory-fixture';
 import { cjkIndexText, cjkQuery, hasCjk, splitCjk, trimQueryRun } from '../../../daemon/memory/cjk-segmenter';
 import { documentStems, queryTerms, stem } from '../../../daemon/memory/query-terms';
-import { contentWords } from '../../../daemon/memory/text-terms';
+import { contentWords } from '../../../daemon/kernel/text';
 
 const ids = async (mem: ReturnType<typeof memoryFixture>, q: string): Promise<string[]> => (await mem.memory.search(q, { limit: 50 })).results.map((r) => r.id);
 

@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
-import { contentWords } from '../../../daemon/memory/text-terms';
+import { contentWords } from '../../../daemon/kernel/text';
 import { porterStem } from '../../../daemon/memory/porter-stemmer';
 
 export const DIM = 64;

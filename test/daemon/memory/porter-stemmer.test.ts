@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import { porterStem } from '../../../daemon/memory/porter-stemmer';
-import { words } from '../../../daemon/memory/text-terms';
+import { words } from '../../../daemon/kernel/text';
 
 /** SQLite's own answer: the terms FTS5 (porter unicode61 remove_diacritics 2) indexes for each text. */
 function sqliteTerms(texts: readonly string[]): string[][] {
