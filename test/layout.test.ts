@@ -126,7 +126,6 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'daemon/memory/session-port.ts': 'test/daemon/http/memory-admin-routes.test.ts',
   'daemon/memory/session-snapshots.ts': 'test/daemon/http/memory-admin-routes.test.ts',
   'daemon/memory/term-stats.ts': 'test/daemon/memory/lexical-match.test.ts',
-  'daemon/memory/text-terms.ts': 'test/daemon/memory/porter-stemmer.test.ts',
   'daemon/memory/tier-tables.ts': 'test/daemon/memory/lexical-match.test.ts',
   'daemon/providers/adapter-calls.ts': 'test/daemon/providers/openai-provider.test.ts',
   'daemon/providers/create-provider-chain.ts': 'test/daemon/providers/failover-chain.test.ts',
@@ -148,7 +147,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'protocol/session.ts': 'test/daemon/ws/session-routes.test.ts',
 };
 /** The ratchet on COVERED_ELSEWHERE: lower it when an entry goes, never raise it. */
-const COVERED_ELSEWHERE_MOST = 73;
+const COVERED_ELSEWHERE_MOST = 72;
 
 /** Composition roots: the only modules that may read process.env (STYLE.md 1). */
 const ENV_READERS = new Set(['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts']);
