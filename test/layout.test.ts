@@ -56,11 +56,6 @@ const SEAM_EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [
     to: 'daemon/providers/provider',
     why: 'type only: the summariser streams a chat from the Provider contract (request and event union, which live with the providers); the composition root hands it the failover chain',
   },
-  {
-    from: 'daemon/identity/digital-twin.ts',
-    to: 'daemon/memory/memory-search',
-    why: "the twin's relevance floor defaults to memory search's DEFAULT_TUNING.floor when none is passed (the capability passes core.relevanceFloor)",
-  },
 ];
 
 /** Where tests must be: every source file of these folders has test/<its path>.test.ts. */

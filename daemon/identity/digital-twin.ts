@@ -8,7 +8,6 @@
 import type { TwinAnswer, TwinProfile } from '../../protocol/identity';
 import type { AgentMemory, IdentitySource } from '../kernel/ports';
 import { overlap, terms } from '../kernel/text';
-import { DEFAULT_TUNING } from '../memory/memory-search';
 import { userFacts, userName, USER_TEMPLATE } from './identity-text';
 
 const UNKNOWN_CONFIDENCE = 0.05;
@@ -24,7 +23,7 @@ export class DigitalTwin {
   constructor(
     private readonly identity: IdentitySource,
     private readonly memory: AgentMemory | null,
-    private readonly opts: { relevanceFloor?: number } = {},
+    private readonly opts: { relevanceFloor: number },
   ) {}
 
   profile(): TwinProfile {
@@ -35,7 +34,7 @@ export class DigitalTwin {
 
   async ask(question: string): Promise<TwinAnswer> {
     const q = terms(question);
-    const floor = this.opts.relevanceFloor ?? DEFAULT_TUNING.floor;
+    const floor = this.opts.relevanceFloor;
     const fromFile = this.fromUserFile(q).filter((c) => c.score >= floor);
     const candidates = [...fromFile, ...(await this.fromMemory(question, q))].sort((a, b) => b.score - a.score);
     if (q.length === 0 || candidates.length === 0) {

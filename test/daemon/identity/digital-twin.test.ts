@@ -1,5 +1,6 @@
 // The digital twin answers only from evidence that clears memory search's relevance floor (issue 9
 // item 4): a question about the netflix password is not answered with the wifi password.
+import { parseSettings } from '../../../daemon/config/load-settings';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -8,13 +9,16 @@ import { agentMemory } from '../../../daemon/memory/agent-memory';
 import { overlap, terms } from '../../../daemon/kernel/text';
 import { memoryFixture } from '../memory/memory-fixture';
 
+/** The brain's default (settings memory.search.relevance_floor). */
+const FLOOR = parseSettings({}).memory.search.relevance_floor;
+
 const identity = (user: string) => ({ user: () => user, soul: () => '' });
 
 void test('"what is my netflix password?" with only a wifi password known: I don\'t know; the wifi question is answered', async (t) => {
   const mem = memoryFixture();
   t.after(() => mem.close());
   await mem.memory.remember('The wifi password is sunflower-42');
-  const twin = new DigitalTwin(identity('## About\nName: Ada\nWifi password: sunflower-42\n'), agentMemory(mem.memory));
+  const twin = new DigitalTwin(identity('## About\nName: Ada\nWifi password: sunflower-42\n'), agentMemory(mem.memory), { relevanceFloor: FLOOR });
   const netflix = await twin.ask('What is my netflix password?');
   assert.match(netflix.answer, /don't know/);
   assert.ok(netflix.confidence <= 0.1, String(netflix.confidence));
@@ -26,7 +30,7 @@ void test('"what is my netflix password?" with only a wifi password known: I don
 
 void test('the floor is the configured one: a stricter floor turns a partial match into "I don\'t know"', async () => {
   const user = identity('## About\nFavourite food: ramen with extra egg\n');
-  assert.match((await new DigitalTwin(user, null).ask('favourite food at home')).answer, /ramen/);
+  assert.match((await new DigitalTwin(user, null, { relevanceFloor: FLOOR }).ask('favourite food at home')).answer, /ramen/);
   assert.match((await new DigitalTwin(user, null, { relevanceFloor: 0.9 }).ask('favourite food at home')).answer, /don't know/);
 });
 

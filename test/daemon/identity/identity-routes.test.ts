@@ -1,5 +1,6 @@
 // /api/identity over app.inject with real files in a temp $SVC_HOME: templates on first start,
 // revisions (a stale PUT is 409), PATCHes from the setup wizard, and the digital twin.
+import { parseSettings } from '../../../daemon/config/load-settings';
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,9 @@ import { SOUL_TEMPLATE, USER_TEMPLATE } from '../../../daemon/identity/identity-
 import { FakeMemory } from '../agent/agent-fixtures';
 import { agentMemory } from '../../../daemon/memory/agent-memory';
 
+/** The brain's default (settings memory.search.relevance_floor). */
+const FLOOR = parseSettings({}).memory.search.relevance_floor;
+
 async function setup(t: TestContext) {
   const home = mkdtempSync(join(tmpdir(), 'svc-identity-'));
   t.after(() => rmSync(home, { recursive: true, force: true }));
@@ -20,7 +24,7 @@ async function setup(t: TestContext) {
   assert.deepEqual(files.start(), ['USER.md', 'SOUL.md']);
   assert.deepEqual(files.start(), [], 'existing files are never overwritten');
   const memory = new FakeMemory();
-  const { app } = await testApp({ routes: [identityRoutes({ files, twin: new DigitalTwin(files, agentMemory(memory)) })] });
+  const { app } = await testApp({ routes: [identityRoutes({ files, twin: new DigitalTwin(files, agentMemory(memory), { relevanceFloor: FLOOR }) })] });
   t.after(() => app.close());
   const call = async (method: 'GET' | 'PUT' | 'PATCH' | 'POST', url: string, payload?: object) => {
     const r = await app.inject({ method, url, headers: auth, ...(payload ? { payload } : {}) });
