@@ -23,7 +23,7 @@ export const REDACTED = '[forgotten]';
 const SCAN_LIMIT = 2000;
 /** Most fingerprints a new episode is checked against (the newest). */
 const FINGERPRINTS_MAX = 1000;
-const SENTENCE_BREAK = /(?<=[.!?])\s+|(?<=[。！？])\s*|\n+/u;
+const SENTENCE_BREAK = /(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])\s*|\n+/u;
 const SPEAKER = /^(user|assistant)$/;
 
 const hashStem = (stem: string): string => createHash('sha256').update(stem).digest('hex').slice(0, 16);

@@ -9,6 +9,6 @@ export const normaliseNoteText = (text: string): string =>
     .toLowerCase()
     .replace(/\s+/g, ' ')
     .trim()
-    .replace(/[\s.!?。！？]+$/u, '');
+    .replace(/[\s.!?\u3002\uff01\uff1f]+$/u, '');
 
 export const noteKey = (text: string): string => createHash('sha256').update(normaliseNoteText(text)).digest('hex').slice(0, 32);

@@ -106,7 +106,7 @@ export class SecretMatcher {
    */
   private scanMasks(view: View, spans: Span[]): void {
     const t = view.text;
-    for (const m of t.matchAll(/[*•…]+|\.{2,}/g)) {
+    for (const m of t.matchAll(/[*\u2022\u2026]+|\.{2,}/g)) {
       const ms = m.index;
       const me = ms + m[0].length;
       for (let n = 0; n < this.literalCount; n++) {
