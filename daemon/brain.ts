@@ -17,6 +17,8 @@ import { ToolRegistry } from './kernel/tool-registry';
 import { SqliteStore } from './store/sqlite-store';
 import { createMetrics, type Metrics } from './metrics/metrics';
 import { Vault } from './vault/vault';
+import { vaultMetrics } from './vault/vault-metrics';
+import { declareAwaitingCapabilities } from './metrics/awaiting-capabilities';
 import { createMemory } from './memory/create-memory';
 import { llmSummariser } from './memory/llm-summariser';
 import { memoryTools } from './memory/memory-tools';
@@ -72,11 +74,13 @@ export class ListenError extends Error {
 export async function assembleBrain(context: BrainContext, capabilities: readonly CapabilityDefinition[]): Promise<Brain> {
   const { home, settings, logger, lifecycle } = context;
   const clock = context.clock ?? { now: Date.now };
+  // Each part declares the metrics it emits; those of capabilities not built yet wait in one place.
   const metrics = createMetrics(settings.metrics.endpoint);
+  declareAwaitingCapabilities(metrics.registry);
   const store = new SqliteStore(join(home, 'brain.db'), { synchronous: settings.storage.synchronous, groupCommit: settings.storage.group_commit, logger: logger.child({ part: 'store' }) });
   const parts: Part[] = [{ name: 'store', stop: () => store.close() }];
 
-  const vault = new Vault({ file: join(home, 'vault.json'), key: context.vaultKey, onDecryptError: () => metrics.vaultDecryptError() });
+  const vault = new Vault({ file: join(home, 'vault.json'), key: context.vaultKey, onDecryptError: vaultMetrics(metrics.registry).decryptError });
   const vaultStatus = vault.open();
   if (vaultStatus.state === 'locked') logger.error({ reason: vaultStatus.reason }, 'vault is locked; secrets are unavailable until the right key is provided');
   const secrets = vaultSecrets(vault, [context.apiToken]);
@@ -102,7 +106,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   if (created.length > 0) logger.info({ created }, 'created identity files from templates; edit them or run `svc setup`');
   // The failover chain (docs/providers.md): providers.chain is the Provider the turn loop streams from.
   const scrub = (text: string): string => context.scrubber.scrub(text);
-  const providers = createProviderChain({ settings: settings.providers, vault, store, metrics, logger, local, reloadVault: () => vault.open().state, scrub });
+  const providers = createProviderChain({ settings: settings.providers, vault, store, metrics: metrics.registry, logger, local, reloadVault: () => vault.open().state, scrub });
   // Episodes are summarised by the model once there is one (extractive when it fails, is busy or is the local agent).
   memory.memory.useSummariser(llmSummariser({ provider: providers.chain }));
   const agent = new Agent({
@@ -111,7 +115,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
     identity,
     devices: emptyDevices,
     store,
-    metrics,
+    metrics: metrics.registry,
     logger: logger.child({ part: 'agent' }),
     settings: settings.agent,
     brain: { version: context.version, uptimeSeconds: () => lifecycle.uptimeSeconds(), stopping: () => lifecycle.stopping },

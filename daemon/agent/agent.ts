@@ -3,7 +3,7 @@
 // parts; tests and the bench hand in fakes (a scripted provider, in-memory memory).
 import type { Logger } from 'pino';
 import type { Provider } from '../providers/provider';
-import type { Metrics } from '../metrics/metrics';
+import type { MetricsRegistry } from '../kernel/metrics';
 import type { Store } from '../store/store';
 import type { MemoryService } from '../memory/memory-service';
 import type { DashboardStatus } from '../../protocol/dashboard';
@@ -24,6 +24,7 @@ import { ToolRunner } from './tools/tool-runner';
 import { StaticPermissionHook, type PermissionHook } from './tools/permission-hook';
 import { SecretScrubber, type SecretSource } from './tools/secret-scrubber';
 import { brainTools } from './tools/brain-tools';
+import { agentMetrics } from './agent-metrics';
 
 export interface AgentSettings {
   max_tool_steps: number;
@@ -51,7 +52,8 @@ export interface AgentDeps {
   devices: DeviceDirectory;
   /** Null: routing corrections are not learned (no store), e.g. in unit tests. */
   store: Store | null;
-  metrics: Metrics;
+  /** Where the agent declares the metrics it emits (agent-metrics.ts). */
+  metrics: MetricsRegistry;
   logger: Logger;
   settings: AgentSettings;
   brain: BrainInfo;
@@ -85,12 +87,11 @@ export class Agent {
     // The registry is shared: memory, identity and every capability register their own tools in it
     // (daemon/brain.ts); the agent contributes only the tools about itself.
     this.tools = deps.tools ?? new ToolRegistry();
-    for (const name of this.tools.names()) deps.metrics.declare({ tool: name });
-    this.tools.onChange((change) => change.kind === 'added' && deps.metrics.declare({ tool: change.name }));
+    const metrics = agentMetrics(deps.metrics, this.tools);
     for (const t of brainTools({ devices: deps.devices, status: () => this.status() })) this.tools.register('agent', t);
     this.preferences = deps.store ? new RoutePreferences(deps.store) : null;
     const router = new Router(this.preferences, { enabled: settings.router.enabled, learn: settings.router.learn_from_corrections });
-    const runner = new ToolRunner({ registry: this.tools, permissions: deps.permissions ?? new StaticPermissionHook(), scrubber: new SecretScrubber(deps.secrets), metrics: deps.metrics, logger });
+    const runner = new ToolRunner({ registry: this.tools, permissions: deps.permissions ?? new StaticPermissionHook(), scrubber: new SecretScrubber(deps.secrets), metrics, logger });
     const context = new ContextBuilder({ identity: deps.identity, memory: this.memory, devices: deps.devices, limits: { identityChars: 6000, memoryHits: 3, workingItems: 12, historyMessages: settings.history_messages } });
     this.knowledge = this.memory ? new KnowledgeExtractor({ memory: this.memory, provider: deps.provider, events: this.events, logger: logger.child({ part: 'knowledge' }), ...(deps.extraction ? { limits: deps.extraction } : {}) }) : null;
     this.turns = new TurnRunner({ provider: deps.provider, tools: this.tools, runner, router, context, events: this.events, logger, maxToolSteps: settings.max_tool_steps, knowledge: this.knowledge ?? undefined, ...(deps.now ? { now: deps.now } : {}) });
@@ -98,7 +99,7 @@ export class Agent {
       turns: this.turns,
       episodes: deps.memory,
       events: this.events,
-      metrics: deps.metrics,
+      metrics,
       logger: logger.child({ part: 'sessions' }),
       options: {
         maxSessions: settings.max_sessions,

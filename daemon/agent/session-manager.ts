@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, notFound } from '../kernel/errors';
-import type { Metrics } from '../metrics/metrics';
+import type { AgentMetrics } from './agent-metrics';
 import type { MemoryService } from '../memory/memory-service';
 import type { SessionPort, SessionState } from '../memory/session-port';
 import type { ChatMessage } from '../kernel/conversation';
@@ -38,7 +38,7 @@ export interface SessionManagerDeps {
   turns: TurnRunner;
   episodes: Pick<MemoryService, 'recordEpisode'> | null;
   events: AgentEvents;
-  metrics: Metrics;
+  metrics: Pick<AgentMetrics, 'activeSessions'>;
   logger: Logger;
   options: SessionManagerOptions;
   now?: () => number;
@@ -311,7 +311,7 @@ export class SessionManager implements SessionPort {
   }
 
   private publishGauge(): void {
-    this.deps.metrics.wsActiveSessions(this.stats().withClients);
+    this.deps.metrics.activeSessions(this.stats().withClients);
   }
 }
 

@@ -3,7 +3,7 @@
 // inc()/observe(); for GET /health that was ~13% of the brain's throughput against bare fastify
 // (bench/sections/http.mjs). Here a request costs one Map lookup and a few additions, and the text
 // exposition format 0.0.4 is written only when /metrics is scraped, in the layout prom-client uses
-// for the other ten metrics (HELP, TYPE, `le` first on bucket lines).
+// for the metrics declared through the registry (HELP, TYPE, `le` first on bucket lines).
 
 export const HTTP_DURATION_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
@@ -12,6 +12,8 @@ export const statusClass = (status: number): string => `${Math.floor(status / 10
 
 const TOTAL = 'svc_http_requests_total';
 const DURATION = 'svc_http_request_duration_seconds';
+/** The names this file renders; the registry reserves them (metrics.ts). */
+export const HTTP_METRICS: readonly string[] = [TOTAL, DURATION];
 
 /** One method on one route: its duration histogram and its request counts per status class. */
 interface RouteSeries {

@@ -1,41 +1,34 @@
-// The twelve metrics of spec 4.12, exactly, behind a small typed facade. Services call the facade;
-// only this file knows prom-client, except the two HTTP metrics, which http-series.ts counts off
-// prom-client's hot path. With SVC_METRICS_ENDPOINT off the facade is a no-op and nothing is
-// registered or emitted. Every metric here is used by a panel in grafana-dashboard.json or a rule
-// in alerts.yml (a test enforces it).
+// The metrics registry behind the kernel's port (kernel/metrics.ts) and GET /metrics. Each metric is
+// declared by the capability that emits it (docs/metrics.md lists who declares which), so adding one
+// never edits this file. Only the two HTTP metrics live here: http-series.ts counts them off
+// prom-client's hot path, so GET /health stays fast. With SVC_METRICS_ENDPOINT off the registry is a
+// no-op: declarations are checked and remembered, but nothing is registered, emitted or rendered.
+// Every metric the brain declares is used by a panel in grafana-dashboard.json or a rule in
+// alerts.yml (a test enforces it).
 // Not the package index: it also loads prom-client's cluster aggregator and default collectors, and
 // with them node:cluster, child_process, dgram, v8 and perf_hooks (~20 ms of cold start, unused here).
 import Counter from 'prom-client/lib/counter.js';
 import Gauge from 'prom-client/lib/gauge.js';
 import Registry from 'prom-client/lib/registry.js';
-import { HttpSeries } from './http-series';
+import { HTTP_METRICS, HttpSeries } from './http-series';
 import type { CounterHandle, GaugeHandle, MetricDefinition, MetricsRegistry } from '../kernel/metrics';
-
-export const SYNC_FAILURE_REASONS = ['handshake', 'auth', 'protocol', 'timeout', 'network', 'conflict'] as const;
-export const SANDBOX_KILL_REASONS = ['timeout', 'memory', 'fault'] as const;
 
 export interface Metrics {
   readonly enabled: boolean;
+  /** svc_http_requests_total and svc_http_request_duration_seconds, off prom-client's hot path. */
   httpRequest(method: string, route: string, status: number, seconds: number): void;
-  llm429(provider: string): void;
-  failoverChainExhausted(): void;
-  syncActivePeers(n: number): void;
-  syncFailure(reason: string): void;
-  syncWasActiveRecent(active: boolean): void;
-  approvalQueue(n: number): void;
-  toolDenied(tool: string): void;
-  sandboxKilled(reason: string): void;
-  vaultDecryptError(): void;
-  wsActiveSessions(n: number): void;
-  /** Declares label values that must show as zero before anything happens (e.g. configured providers). */
-  declare(label: { provider?: string; tool?: string }): void;
   render(): Promise<string>;
   readonly contentType: string;
-  /** Where capabilities declare the metrics they emit (kernel/metrics.ts). */
+  /** Where the core and the capabilities declare the metrics they emit (kernel/metrics.ts). */
   readonly registry: MetricsRegistry;
 }
 
 export { statusClass } from './http-series';
+
+/** The owner the HTTP metrics are declared under (they are counted by the HTTP layer of the core). */
+export const HTTP_OWNER = 'http';
+
+const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** fastify's /api/jobs/:id becomes the spec's /api/jobs/{id}. */
 export const routeTemplate = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{*}');
@@ -45,68 +38,30 @@ export function createMetrics(enabled: boolean): Metrics {
 }
 
 function noopMetrics(): Metrics {
-  const nothing = (): void => undefined;
   return {
     enabled: false,
-    httpRequest: nothing,
-    llm429: nothing,
-    failoverChainExhausted: nothing,
-    syncActivePeers: nothing,
-    syncFailure: nothing,
-    syncWasActiveRecent: nothing,
-    approvalQueue: nothing,
-    toolDenied: nothing,
-    sandboxKilled: nothing,
-    vaultDecryptError: nothing,
-    wsActiveSessions: nothing,
-    declare: nothing,
+    httpRequest: () => undefined,
     render: () => Promise.resolve(''),
-    contentType: 'text/plain; version=0.0.4; charset=utf-8',
+    contentType: CONTENT_TYPE,
     registry: noopRegistry(),
   };
 }
 
 function promMetrics(): Metrics {
   const registry = new Registry();
-  const registers = [registry];
-  const llm429 = new Counter({ name: 'svc_llm_429_total', help: 'Rate-limit (429) answers from LLM providers', labelNames: ['provider'], registers });
-  const exhausted = new Counter({ name: 'svc_llm_failover_chain_exhausted_total', help: 'Turns for which every provider in the failover chain failed', registers });
-  const syncPeers = new Gauge({ name: 'svc_sync_active_peers', help: 'Sync peers with an open session', registers });
-  const syncFailures = new Counter({ name: 'svc_sync_failures_total', help: 'Failed sync sessions by reason', labelNames: ['reason'], registers });
-  const syncRecent = new Gauge({ name: 'svc_sync_was_active_recent', help: '1 when sync had a peer within the last hour', registers });
-  const approvals = new Gauge({ name: 'svc_supervisor_approval_queue', help: 'Tool calls waiting for approval', registers });
-  const denials = new Counter({ name: 'svc_tool_denials_total', help: 'Tool calls refused by the permission plane', labelNames: ['tool'], registers });
-  const kills = new Counter({ name: 'svc_sandbox_kills_total', help: 'Sandboxed skills killed, by reason', labelNames: ['reason'], registers });
-  const vault = new Counter({ name: 'svc_vault_decrypt_errors_total', help: 'Vault decryption failures (wrong key or corrupt file)', registers });
-  const ws = new Gauge({ name: 'svc_ws_active_sessions', help: 'Open WebSocket client sessions', registers });
-  for (const reason of SYNC_FAILURE_REASONS) syncFailures.labels(reason).inc(0);
-  for (const reason of SANDBOX_KILL_REASONS) kills.labels(reason).inc(0);
   const http = new HttpSeries();
   return {
     enabled: true,
     httpRequest: (method, route, status, seconds) => http.record(method, route, status, seconds),
-    llm429: (provider) => llm429.labels(provider).inc(),
-    failoverChainExhausted: () => exhausted.inc(),
-    syncActivePeers: (n) => syncPeers.set(n),
-    syncFailure: (reason) => syncFailures.labels(reason).inc(),
-    syncWasActiveRecent: (active) => syncRecent.set(active ? 1 : 0),
-    approvalQueue: (n) => approvals.set(n),
-    toolDenied: (tool) => denials.labels(tool).inc(),
-    sandboxKilled: (reason) => kills.labels(reason).inc(),
-    vaultDecryptError: () => vault.inc(),
-    wsActiveSessions: (n) => ws.set(n),
-    declare: ({ provider, tool }) => {
-      if (provider !== undefined) llm429.labels(provider).inc(0);
-      if (tool !== undefined) denials.labels(tool).inc(0);
-    },
     render: async () => `${http.render()}\n${await registry.metrics()}`,
     contentType: registry.contentType,
-    registry: capabilityRegistry(registry),
+    registry: promRegistry(registry),
   };
 }
 
+/** Names and owners only: with metrics off a declaration still fails where it would fail with them on. */
 function noopRegistry(): MetricsRegistry {
-  const owners = new Map<string, string>();
+  const owners = httpOwners();
   const declare = (owner: string, d: MetricDefinition<string>): void => claim(owners, owner, d.name);
   return {
     enabled: false,
@@ -116,9 +71,9 @@ function noopRegistry(): MetricsRegistry {
   };
 }
 
-/** Metrics declared by capabilities, rendered by the same prom-client registry as the spec metrics. */
-function capabilityRegistry(registry: Registry): MetricsRegistry {
-  const owners = new Map<string, string>();
+/** Declared metrics become prom-client counters and gauges of the one registry /metrics renders. */
+function promRegistry(registry: Registry): MetricsRegistry {
+  const owners = httpOwners();
   const opts = <L extends string>(d: MetricDefinition<L>) => ({ name: d.name, help: d.help, labelNames: [...(d.labels ?? [])], registers: [registry] });
   return {
     enabled: true,
@@ -137,6 +92,9 @@ function capabilityRegistry(registry: Registry): MetricsRegistry {
     owners: () => owners,
   };
 }
+
+/** The HTTP metrics are rendered by http-series.ts, but their names are taken like any other. */
+const httpOwners = (): Map<string, string> => new Map(HTTP_METRICS.map((name) => [name, HTTP_OWNER]));
 
 function claim(owners: Map<string, string>, owner: string, name: string): void {
   const held = owners.get(name);

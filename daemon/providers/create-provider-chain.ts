@@ -1,8 +1,8 @@
 // The one factory daemon/main.ts calls: settings + vault + store → the failover chain (a Provider for
-// the turn loop) and the admin services behind /api/providers. Configured providers are declared to
-// the metrics so svc_llm_429_total{provider} shows zero before the first rate limit (spec 4.12).
+// the turn loop) and the admin services behind /api/providers. It declares the providers' metrics
+// (provider-metrics.ts), each configured provider at zero before the first rate limit (spec 4.12).
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics/metrics';
+import type { MetricsRegistry } from '../kernel/metrics';
 import type { Store } from '../store/store';
 import { FailoverChain } from './failover-chain';
 import { KeyAdmin } from './key-admin';
@@ -11,12 +11,14 @@ import { ModelAdmin } from './model-admin';
 import type { Provider } from './provider';
 import { ProviderRegistry, type ProvidersSettings } from './provider-registry';
 import { ProviderState } from './provider-state';
+import { providerMetrics } from './provider-metrics';
 
 export interface ProviderChainDeps {
   settings: ProvidersSettings;
   vault: SecretStore;
   store: Store;
-  metrics: Pick<Metrics, 'llm429' | 'failoverChainExhausted' | 'declare'>;
+  /** Where the chain declares svc_llm_429_total and svc_llm_failover_chain_exhausted_total. */
+  metrics: MetricsRegistry;
   logger: Logger;
   /** The embedded local provider (D2's daemon/providers/local) for chain entries of kind 'local'. */
   local?: Provider | undefined;
@@ -42,12 +44,11 @@ export function createProviderChain(deps: ProviderChainDeps): ProviderChain {
   const ring = new KeyRing(deps.vault);
   const settings = { ...deps.settings, chain: uniqueEntries(deps.settings.chain, deps.logger) };
   const registry = new ProviderRegistry({ settings, keys: ring, state, local: deps.local, now });
-  for (const e of settings.chain) deps.metrics.declare({ provider: e.id });
   const chain = new FailoverChain({
     members: () => registry.members(),
     state,
     cooldowns: settings.cooldown,
-    metrics: deps.metrics,
+    metrics: providerMetrics(deps.metrics, settings.chain.map((e) => e.id)),
     logger: deps.logger.child({ part: 'providers' }),
     now,
   });

@@ -11,7 +11,7 @@
 // Each member is told what the walk passed over before it (ChatRequest.passed), so the embedded local
 // agent can say why no model answered; answering() names the member that answers now for status.
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics/metrics';
+import type { ProviderMetrics } from './provider-metrics';
 import { ChainExhaustedError, ProviderError, type AnsweringProvider, type ChatEvent, type ChatRequest, type Provider, type ProviderErrorClass } from './provider';
 import { KEY_SCOPED, NO_FAILOVER } from './error-classifier';
 import { cooldownMs, DISABLING, type CooldownSettings } from './cooldown-policy';
@@ -36,7 +36,7 @@ export interface ChainDeps {
   members: () => readonly ChainMember[];
   state: ProviderState;
   cooldowns: CooldownSettings;
-  metrics: Pick<Metrics, 'llm429' | 'failoverChainExhausted'>;
+  metrics: ProviderMetrics;
   logger: Logger;
   now?: () => number;
 }
@@ -77,7 +77,7 @@ export class FailoverChain implements Provider {
       }
       if (!tried) attempts.push(this.keysAside(member));
     }
-    this.deps.metrics.failoverChainExhausted();
+    this.deps.metrics.chainExhausted();
     throw new ChainExhaustedError(attempts);
   }
 
@@ -126,7 +126,7 @@ export class FailoverChain implements Provider {
   }
 
   private recordFailure(provider: string, label: string | null, failure: ProviderError): void {
-    if (failure.errorClass === 'rate_limit' || failure.opts.status === 429) this.deps.metrics.llm429(provider);
+    if (failure.errorClass === 'rate_limit' || failure.opts.status === 429) this.deps.metrics.rateLimited(provider);
     const target: CooldownTarget = { provider, label: KEY_SCOPED.has(failure.errorClass) ? label : null };
     const strikes = (this.deps.state.cooldown(target)?.strikes ?? 0) + 1;
     const ms = cooldownMs(failure.errorClass, strikes, failure.opts.retryAfterMs, this.deps.cooldowns);

@@ -3,7 +3,7 @@
 // call is information for the model, not a crash of the turn); bugs inside a tool are logged.
 import type { Logger } from 'pino';
 import type { ChatMessage, ToolCall } from '../../kernel/conversation';
-import type { Metrics } from '../../metrics/metrics';
+import type { AgentMetrics } from '../agent-metrics';
 import type { SduiComponent } from '../../../protocol/session';
 import type { ToolRegistry } from '../../kernel/tool-registry';
 import type { PermissionHook } from './permission-hook';
@@ -29,7 +29,7 @@ export interface ToolRunnerDeps {
   registry: ToolRegistry;
   permissions: PermissionHook;
   scrubber: SecretScrubber;
-  metrics: Metrics;
+  metrics: Pick<AgentMetrics, 'toolDenied'>;
   logger: Logger;
 }
 

@@ -148,7 +148,7 @@ export function makeAgent(provider: Provider, opts: { store?: Store | null; secr
     identity: identity(),
     devices,
     store: opts.store ?? null,
-    metrics,
+    metrics: metrics.registry,
     logger: silent,
     settings: { ...SETTINGS, ...opts.settings },
     brain: { version: '0.0.0-test', uptimeSeconds: () => 1, stopping: () => false },

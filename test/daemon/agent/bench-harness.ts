@@ -61,7 +61,7 @@ async function scenario(home: string, withTool: boolean, turns: number, notes: n
     identity,
     devices: emptyDevices,
     store,
-    metrics: createMetrics(true),
+    metrics: createMetrics(true).registry,
     logger,
     settings: settings.agent,
     brain: { version: 'bench', uptimeSeconds: () => 1, stopping: () => false },

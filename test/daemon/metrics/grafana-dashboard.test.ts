@@ -1,12 +1,13 @@
 // daemon/metrics/grafana-dashboard.json and the rule of spec 4.12: "every registered metric is used
-// by at least one dashboard panel or alert rule". The registered names come from a real registry
-// (createMetrics(true)); the expressions are checked as PromQL by promtool.
+// by at least one dashboard panel or alert rule". The registered names come from a brain assembled
+// in-process with its real capabilities (each declares its own); the expressions are checked as
+// PromQL by promtool.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMetrics } from '../../../daemon/metrics/metrics';
+import { assembledBrain } from '../../helpers/assembled-brain';
 import { repoRoot, runTool } from '../../helpers/external-tools';
 
 const DIR = join(repoRoot(), 'daemon', 'metrics');
@@ -54,25 +55,25 @@ function ruleExprs(yaml: string): string[] {
 }
 const alertExprs = ruleExprs(readFileSync(join(DIR, 'alerts.yml'), 'utf8'));
 
-/** Registered metric name → type, read from the exposition of a real registry. */
-async function registered(): Promise<Map<string, string>> {
-  const text = await createMetrics(true).render();
+/** Registered metric name → type, read from the exposition of an assembled brain. */
+async function registered(t: { after(fn: () => unknown): void }): Promise<Map<string, string>> {
+  const text = await (await assembledBrain(t)).metrics.render();
   return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
 }
 
 /** Series names an expression reads; histogram series count as their histogram. */
 const namesIn = (expr: string): string[] => [...expr.matchAll(/\bsvc_[a-z0-9_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''));
 
-void test('every registered metric is used by a dashboard panel or an alert rule (spec 4.12)', async () => {
-  const names = await registered();
+void test('every registered metric is used by a dashboard panel or an alert rule (spec 4.12)', async (t) => {
+  const names = await registered(t);
   assert.equal(names.size, 12, [...names.keys()].join(', '));
   const used = new Set([...panelExprs.map((e) => e.expr), ...alertExprs].flatMap(namesIn));
   const unused = [...names.keys()].filter((n) => !used.has(n));
   assert.deepEqual(unused, [], `metrics no panel or rule uses: ${unused.join(', ')}`);
 });
 
-void test('dashboard and rules read only metrics the brain registers (no typos, no stale names)', async () => {
-  const names = await registered();
+void test('dashboard and rules read only metrics the brain registers (no typos, no stale names)', async (t) => {
+  const names = await registered(t);
   const unknown = [...new Set([...panelExprs.map((e) => e.expr), ...alertExprs].flatMap(namesIn))].filter((n) => !names.has(n));
   assert.deepEqual(unknown, []);
   assert.equal(alertExprs.length, 5);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import { createProviderChain } from '../../../daemon/providers/create-provider-chain';
+import { createMetrics } from '../../../daemon/metrics/metrics';
 import { ProviderError, type ChatEvent, type ChatRequest, type Provider } from '../../../daemon/providers/provider';
 import { OpenAiProvider } from '../../../daemon/providers/openai-provider';
 import { parseSettings } from '../../../daemon/config/load-settings';
@@ -78,7 +79,7 @@ function chainOf(store: SqliteStore, members: { id: string; provider: Provider }
   const settings = parseSettings({ providers: { chain: members.map((m) => ({ id: m.id, kind: 'local' })) } }).providers;
   // Each entry of kind 'local' resolves to deps.local, so one chain per provider set: members are built per id.
   const byId = new Map(members.map((m) => [m.id, m.provider]));
-  const built = createProviderChain({ settings, vault: new MemorySecrets(), store, metrics: { llm429: () => undefined, failoverChainExhausted: () => undefined, declare: () => undefined }, logger: pino({ level: 'silent' }) });
+  const built = createProviderChain({ settings, vault: new MemorySecrets(), store, metrics: createMetrics(false).registry, logger: pino({ level: 'silent' }) });
   const real = built.registry.member.bind(built.registry);
   built.registry.member = (e) => ({ ...real(e), slots: [{ label: null, provider: byId.get(e.id)! }] });
   built.registry.invalidate();

@@ -8,7 +8,7 @@ import { openAiErrors, startOpenAiServer, textReply, type FakeServer } from '../
 import { anthropicErrors, startAnthropicServer } from '../../fakes/anthropic-server';
 import { buildChain, collect, drain, MemorySecrets, providerSettings, tempStore, type Harness } from './provider-fixtures';
 import type { ProviderEntry } from '../../../daemon/config/settings-schema';
-import { createMetrics } from '../../../daemon/metrics/metrics';
+import { sampleValue } from '../../helpers/metric-samples';
 
 const ask = { messages: [{ role: 'user' as const, content: 'hello' }] };
 const text = (events: ChatEvent[]): string => events.map((e) => (e.type === 'text_delta' ? e.text : '')).join('');
@@ -57,7 +57,7 @@ void test('answers from the first provider and key; declares every configured pr
   assert.equal(text(events), 'Hello from fake');
   assert.equal((events.at(-1) as { provider: string }).provider, 'oai');
   assert.equal(w.oai.requests[0]!.apiKey, 'sk-one-1111111111');
-  assert.deepEqual([...h.metrics.declared].sort(), ['ant', 'oai']);
+  for (const provider of ['oai', 'ant']) assert.equal(await sampleValue(h.metrics, 'svc_llm_429_total', { provider }), 0, `${provider} declared at zero`);
   assert.equal(w.ant.requests.length, 0);
 });
 
@@ -66,7 +66,7 @@ void test('rotates to the next key on a 429, honours Retry-After, counts svc_llm
   w.oai.reply((req) => (req.apiKey === 'sk-one-1111111111' ? openAiErrors.rateLimit(7) : textReply('from k2')));
   const h = w.chain();
   assert.equal(text(await collect(h.chain.chat(ask))), 'from k2');
-  assert.equal(h.metrics.rateLimits.get('oai'), 1);
+  assert.equal(await sampleValue(h.metrics, 'svc_llm_429_total', { provider: 'oai' }), 1);
   const c = h.state.cooldown({ provider: 'oai', label: 'k1' })!;
   assert.equal(c.errorClass, 'rate_limit');
   assert.equal(c.untilMs, w.clock.now + 7000);
@@ -125,7 +125,7 @@ void test('billing on every key of a provider moves on to the next provider', as
   assert.equal(w.oai.requests.length, 2);
   assert.equal(h.keys.info('oai', 'k1').state, 'disabled');
   assert.equal(h.keys.info('oai', 'k2').state, 'disabled');
-  assert.equal(h.metrics.rateLimits.get('oai'), 2, 'insufficient_quota still arrives as a 429 answer');
+  assert.equal(await sampleValue(h.metrics, 'svc_llm_429_total', { provider: 'oai' }), 2, 'insufficient_quota still arrives as a 429 answer');
 });
 
 void test('a bad request is thrown at once: no failover, no cooldown, no exhaustion', async (t) => {
@@ -138,7 +138,7 @@ void test('a bad request is thrown at once: no failover, no cooldown, no exhaust
   assert.equal(w.ant.requests.length, 0);
   assert.equal(w.oai.requests.length, 1);
   assert.equal(h.state.all().length, 0);
-  assert.equal(h.metrics.exhausted, 0);
+  assert.equal(await sampleValue(h.metrics, 'svc_llm_failover_chain_exhausted_total'), 0);
 });
 
 void test('a context overflow tries the next provider without cooling the first', async (t) => {
@@ -182,13 +182,13 @@ void test('exhaustion: ChainExhaustedError with every attempt, counted once; the
   const { error } = await drain(h.chain.chat(ask));
   assert.ok(error instanceof ChainExhaustedError);
   assert.deepEqual(error.attempts.map((a) => `${a.provider}:${a.errorClass}`), ['oai:rate_limit', 'oai:rate_limit', 'ant:overloaded']);
-  assert.equal(h.metrics.exhausted, 1);
+  assert.equal(await sampleValue(h.metrics, 'svc_llm_failover_chain_exhausted_total'), 1);
   const before = w.oai.requests.length + w.ant.requests.length;
   const again = await drain(h.chain.chat(ask));
   assert.ok(again.error instanceof ChainExhaustedError);
   assert.deepEqual(again.error.attempts.map((a) => `${a.provider}:${a.errorClass}`), ['oai:cooldown', 'ant:cooldown']);
   assert.equal(w.oai.requests.length + w.ant.requests.length, before, 'nothing was sent');
-  assert.equal(h.metrics.exhausted, 2);
+  assert.equal(await sampleValue(h.metrics, 'svc_llm_failover_chain_exhausted_total'), 2);
 });
 
 void test('members without keys or without a local provider are reported, not crashed on', async (t) => {
@@ -225,17 +225,18 @@ void test('a local provider and a keyless server take part without keys', async 
   assert.equal(w.oai.requests[0]!.apiKey, 'no-key');
 });
 
-void test('the real metrics facade renders the 429 and exhaustion counters the chain drives', async (t) => {
+void test('the chain declares its two metrics under the owner providers and renders what it counts', async (t) => {
   const w = await world(t);
-  const metrics = createMetrics(true);
-  const h = buildChain({ settings: providerSettings([{ id: 'oai', kind: 'openai', base_url: w.oai.baseURL }]), store: w.store.store, vault: w.vault, metrics, now: () => w.clock.now });
-  assert.match(await metrics.render(), /svc_llm_429_total\{provider="oai"\} 0/);
+  const h = buildChain({ settings: providerSettings([{ id: 'oai', kind: 'openai', base_url: w.oai.baseURL }]), store: w.store.store, vault: w.vault, now: () => w.clock.now });
+  const owners = h.metrics.registry.owners();
+  assert.deepEqual([owners.get('svc_llm_429_total'), owners.get('svc_llm_failover_chain_exhausted_total')], ['providers', 'providers']);
+  assert.match(await h.metrics.render(), /^svc_llm_429_total\{provider="oai"\} 0$/m);
   w.oai.reply(() => openAiErrors.rateLimit(1));
   const { error } = await drain(h.chain.chat(ask));
   assert.ok(error instanceof ChainExhaustedError);
-  const text_ = await metrics.render();
-  assert.match(text_, /svc_llm_429_total\{provider="oai"\} 2/);
-  assert.match(text_, /svc_llm_failover_chain_exhausted_total 1/);
+  const text_ = await h.metrics.render();
+  assert.match(text_, /^svc_llm_429_total\{provider="oai"\} 2$/m);
+  assert.match(text_, /^svc_llm_failover_chain_exhausted_total 1$/m);
 });
 
 void test('every key disabled: the next provider is told why (until when, svc key recover) and answering() names it', async (t) => {

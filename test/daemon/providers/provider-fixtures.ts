@@ -1,5 +1,5 @@
 // Real parts for provider tests: a SQLite store in a temp dir, an in-memory secret store with the
-// Vault's contract, a counting metrics facade, and a chain built by the production factory.
+// Vault's contract, the real metrics registry, and a chain built by the production factory.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { createProviderChain, type ProviderChain } from '../../../daemon/provide
 import type { SecretStore } from '../../../daemon/providers/key-ring';
 import type { Provider } from '../../../daemon/providers/provider';
 import type { ProvidersSettings } from '../../../daemon/providers/provider-registry';
-import type { Metrics } from '../../../daemon/metrics/metrics';
+import { createMetrics, type Metrics } from '../../../daemon/metrics/metrics';
 
 export class MemorySecrets implements SecretStore {
   readonly data = new Map<string, Map<string, string>>();
@@ -27,21 +27,6 @@ export class MemorySecrets implements SecretStore {
   }
   keys(ns: string): string[] {
     return [...(this.data.get(ns)?.keys() ?? [])].sort();
-  }
-}
-
-export class CountingMetrics {
-  readonly rateLimits = new Map<string, number>();
-  readonly declared = new Set<string>();
-  exhausted = 0;
-  llm429(provider: string): void {
-    this.rateLimits.set(provider, (this.rateLimits.get(provider) ?? 0) + 1);
-  }
-  failoverChainExhausted(): void {
-    this.exhausted++;
-  }
-  declare(label: { provider?: string }): void {
-    if (label.provider) this.declared.add(label.provider);
   }
 }
 
@@ -70,24 +55,24 @@ export function providerSettings(chain: ProviderEntry[], overrides: Partial<Omit
 }
 
 export interface Harness extends ProviderChain {
-  metrics: CountingMetrics;
+  /** A registry of its own: the chain declares its metrics in it (read them with sampleValue). */
+  metrics: Metrics;
   vault: MemorySecrets;
 }
 
-export function buildChain(opts: { settings: ProvidersSettings; store: SqliteStore; vault?: MemorySecrets; metrics?: CountingMetrics | Metrics; local?: Provider; now?: () => number }): Harness {
+export function buildChain(opts: { settings: ProvidersSettings; store: SqliteStore; vault?: MemorySecrets; local?: Provider; now?: () => number }): Harness {
   const vault = opts.vault ?? new MemorySecrets();
-  const metrics = opts.metrics ?? new CountingMetrics();
-  const counting = metrics instanceof CountingMetrics ? metrics : new CountingMetrics();
+  const metrics = createMetrics(true);
   const built = createProviderChain({
     settings: opts.settings,
     vault,
     store: opts.store,
-    metrics,
+    metrics: metrics.registry,
     logger: pino({ level: 'silent' }),
     ...(opts.local ? { local: opts.local } : {}),
     ...(opts.now ? { now: opts.now } : {}),
   });
-  return { ...built, metrics: counting, vault };
+  return { ...built, metrics, vault };
 }
 
 export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {

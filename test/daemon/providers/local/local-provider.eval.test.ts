@@ -47,7 +47,7 @@ async function turn(memory: MemoryFixture, item: EvalItem): Promise<{ tools: str
     identity: identity(),
     devices: new FakeDevices(structuredClone(set.devices)),
     store: null,
-    metrics: createMetrics(true),
+    metrics: createMetrics(true).registry,
     logger: silent,
     settings: SETTINGS,
     brain: { version: '0.0.0-test', uptimeSeconds: () => 1, stopping: () => false },
