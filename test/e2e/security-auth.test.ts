@@ -3,23 +3,9 @@
 // token and with a wrong one, under every spelling a router or proxy might fold to the same path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startBrain, type BrainProcess } from '../helpers/brain-process';
+import { startBrain } from '../helpers/brain-process';
+import { routeTable } from '../helpers/route-table';
 import { rawRequest, type RawResponse } from '../helpers/raw-http';
-
-interface Route {
-  method: string;
-  url: string;
-  public: boolean;
-  websocket: boolean;
-}
-
-function routeTable(brain: BrainProcess): Route[] {
-  for (const line of brain.lines) {
-    const parsed = JSON.parse(line) as { msg?: string; routes?: Route[] };
-    if (parsed.msg === 'routes' && parsed.routes) return parsed.routes;
-  }
-  throw new Error('the brain logged no route table at debug level');
-}
 
 const hex = (c: string): string => c.charCodeAt(0).toString(16);
 const encodeFirst = (segment: string): string => (segment ? `%${hex(segment[0]!)}${segment.slice(1)}` : segment);

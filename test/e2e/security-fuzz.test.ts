@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { WebSocket } from 'ws';
-import { startBrain, type BrainProcess } from '../helpers/brain-process';
+import { startBrain } from '../helpers/brain-process';
+import { routeTable } from '../helpers/route-table';
 import { connect } from '../helpers/session-client';
 import { rawRequest } from '../helpers/raw-http';
 import { CLIENT_TYPES } from '../../protocol/session';
@@ -58,21 +59,6 @@ class Gen {
     const keys = ['text', 'tags', 'name', 'subject', 'predicate', 'object', 'source', 'limit', 'q', 'session_id', 'enabled', 'label', 'key', 'model', 'half_life_days', 'content', 'question', this.string().slice(0, 10)];
     return Object.fromEntries(Array.from({ length: this.int(6) }, () => [this.pick(keys), this.value(depth + 1)]));
   }
-}
-
-interface Route {
-  method: string;
-  url: string;
-  public: boolean;
-  websocket: boolean;
-}
-
-function routeTable(brain: BrainProcess): Route[] {
-  for (const line of brain.lines) {
-    const parsed = JSON.parse(line) as { msg?: string; routes?: Route[] };
-    if (parsed.msg === 'routes' && parsed.routes) return parsed.routes;
-  }
-  throw new Error('no route table in the log');
 }
 
 /** URLs carry UTF-8: lone surrogates (which the generator makes on purpose for bodies) become U+FFFD. */
