@@ -14,6 +14,7 @@ import type { Capability, CapabilityContext, CapabilityDefinition, Clock, CorePo
 import type { Part } from './kernel/parts';
 import { emptyDevices } from './kernel/ports';
 import { ToolRegistry } from './kernel/tool-registry';
+import { PermissionPlane } from './kernel/permissions';
 import { SqliteStore } from './store/sqlite-store';
 import { createMetrics, type Metrics } from './metrics/metrics';
 import { Vault } from './vault/vault';
@@ -88,6 +89,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
 
   const bus = EventBus.logged<BrainEvent>(logger, 'brain event');
   const tools = new ToolRegistry();
+  const permissions = new PermissionPlane();
   const embeddingKey = settings.memory.embeddings.api_key;
   const sessionPort = new DeferredSessionPort();
   const local = new LocalProvider();
@@ -121,6 +123,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
     brain: { version: context.version, uptimeSeconds: () => lifecycle.uptimeSeconds(), stopping: () => lifecycle.stopping },
     secrets,
     tools,
+    permissions,
     workingLimits: { maxItems: settings.memory.working.max_items, maxBytes: settings.memory.working.max_bytes },
   });
   agent.events.on('brain-bus', (event) => bus.emit(event));
@@ -130,7 +133,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   parts.push({ name: 'agent', start: () => agent.start(), stop: () => agent.stop() });
 
   const core: CorePorts = { memory: agent.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices: emptyDevices };
-  const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, core }, settings);
+  const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core }, settings);
   parts.push(...contributed.parts);
 
   const ws = settings.agent.websocket;

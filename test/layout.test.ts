@@ -83,7 +83,6 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'daemon/agent/router/route-preferences.ts': 'test/daemon/agent/routing-correction.test.ts',
   'daemon/agent/router/specialists.ts': 'test/daemon/agent/router/router.test.ts',
   'daemon/agent/tools/brain-tools.ts': 'test/daemon/providers/local/local-provider.test.ts',
-  'daemon/agent/tools/permission-hook.ts': 'test/daemon/agent/turn-runner.test.ts',
   'daemon/agent/tools/secret-matcher.ts': 'test/daemon/agent/tools/secret-scrubber.test.ts',
   'daemon/agent/tools/tool-runner.ts': 'test/daemon/agent/turn-runner.test.ts',
   'daemon/capabilities.ts': 'test/daemon/brain.test.ts',
@@ -142,7 +141,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'protocol/session.ts': 'test/daemon/ws/session-routes.test.ts',
 };
 /** The ratchet on COVERED_ELSEWHERE: lower it when an entry goes, never raise it. */
-const COVERED_ELSEWHERE_MOST = 72;
+const COVERED_ELSEWHERE_MOST = 71;
 
 /** Composition roots: the only modules that may read process.env (STYLE.md 1). */
 const ENV_READERS = new Set(['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts']);

@@ -11,6 +11,7 @@ import type { EventBus } from './event-bus';
 import type { BrainEvent } from './events';
 import type { MetricsRegistry } from './metrics';
 import type { Part } from './parts';
+import type { PermissionPlane } from './permissions';
 import type { AgentMemory, DeviceDirectory, IdentityDocuments } from './ports';
 import type { Tool } from './tool';
 import type { ToolRegistry } from './tool-registry';
@@ -50,6 +51,8 @@ export interface CapabilityContext {
   readonly clock: Clock;
   /** The agent's tools; a capability may add and remove its own at run time (owner: its name). */
   readonly tools: ToolRegistry;
+  /** Every tool call's permission check; the approvals capability installs its hook here. */
+  readonly permissions: PermissionPlane;
   readonly core: CorePorts;
 }
 

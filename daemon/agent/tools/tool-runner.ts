@@ -6,7 +6,7 @@ import type { ChatMessage, ToolCall } from '../../kernel/conversation';
 import type { AgentMetrics } from '../agent-metrics';
 import type { SduiComponent } from '../../../protocol/session';
 import type { ToolRegistry } from '../../kernel/tool-registry';
-import type { PermissionHook } from './permission-hook';
+import type { PermissionHook } from '../../kernel/permissions';
 import type { SecretScrubber } from './secret-scrubber';
 import { ToolFailure, type SafetyLevel, type ToolContext } from '../../kernel/tool';
 
