@@ -2,5 +2,6 @@
 // is its folder plus one line here (docs/architecture.md, "Adding a capability").
 import type { CapabilityDefinition } from './kernel/capability';
 import { identityCapability } from './identity/identity-capability';
+import { approvalsCapability } from './approvals/approvals-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability];

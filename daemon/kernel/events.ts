@@ -1,7 +1,7 @@
 // The events on the brain's bus: one vocabulary, so a capability can listen to another without
 // importing it. The agent and memory announce on buses of their own (instances of the same EventBus);
 // the brain forwards both onto the one bus capabilities listen to (daemon/brain.ts).
-import type { SpecialistName } from '../../protocol/session';
+import type { SafetyLevel, SpecialistName } from '../../protocol/session';
 import type { Tier } from '../../protocol/memory';
 
 export type AgentEvent =
@@ -21,5 +21,10 @@ export interface MemoryChange {
   text?: string;
 }
 
+/** The approvals capability (spec 2.6, 2.7): a tool call held for a person, and how it ended. */
+export type ApprovalEvent =
+  | { type: 'approval_requested'; requestId: string; sessionId: string; turnId: string; tool: string; safety: SafetyLevel; at: number }
+  | { type: 'approval_resolved'; requestId: string; sessionId: string; tool: string; status: 'approved' | 'rejected' | 'expired'; at: number };
+
 /** Everything on the brain's bus. */
-export type BrainEvent = AgentEvent | ({ type: 'memory_changed' } & MemoryChange);
+export type BrainEvent = AgentEvent | ApprovalEvent | ({ type: 'memory_changed' } & MemoryChange);

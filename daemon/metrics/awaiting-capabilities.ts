@@ -1,5 +1,5 @@
-// Spec 4.12 metrics whose emitter does not exist yet: the supervisor's approval queue, federated sync
-// and the skill sandbox. They are declared here until the approvals, sync and skills capabilities
+// Spec 4.12 metrics whose emitter does not exist yet: federated sync and the skill sandbox (the
+// approval queue's gauge moved into daemon/approvals/). They are declared here until the sync and skills capabilities
 // land; each then moves into its capability, which declares it through its own context.metrics (and
 // its line goes from here). Until then they are zero-valued series, so the alerts and dashboard
 // panels built on them stay quiet instead of reading a missing series (docs/metrics.md).
@@ -13,7 +13,7 @@ export const SYNC_FAILURE_REASONS = ['handshake', 'auth', 'protocol', 'timeout',
 /** Why a sandboxed skill was killed (spec 4.12), each a zero-valued series from the start. */
 export const SANDBOX_KILL_REASONS = ['timeout', 'memory', 'fault'] as const;
 
-/** Declares the five metrics nothing emits yet; called once by the composition root (daemon/brain.ts). */
+/** Declares the four metrics nothing emits yet; called once by the composition root (daemon/brain.ts). */
 export function declareAwaitingCapabilities(registry: MetricsRegistry): void {
   registry.gauge(AWAITING_OWNER, { name: 'svc_sync_active_peers', help: 'Sync peers with an open session' });
   registry.counter<'reason'>(AWAITING_OWNER, {
@@ -23,7 +23,6 @@ export function declareAwaitingCapabilities(registry: MetricsRegistry): void {
     zero: SYNC_FAILURE_REASONS.map((reason) => ({ reason })),
   });
   registry.gauge(AWAITING_OWNER, { name: 'svc_sync_was_active_recent', help: '1 when sync had a peer within the last hour' });
-  registry.gauge(AWAITING_OWNER, { name: 'svc_supervisor_approval_queue', help: 'Tool calls waiting for approval' });
   registry.counter<'reason'>(AWAITING_OWNER, {
     name: 'svc_sandbox_kills_total',
     help: 'Sandboxed skills killed, by reason',

@@ -15,7 +15,7 @@ const SPEC: Record<string, { type: string; labels: string[]; help: string; owner
   svc_sync_active_peers: { type: 'gauge', labels: [], help: 'Sync peers with an open session', owner: 'awaiting-capabilities' },
   svc_sync_failures_total: { type: 'counter', labels: ['reason'], help: 'Failed sync sessions by reason', owner: 'awaiting-capabilities' },
   svc_sync_was_active_recent: { type: 'gauge', labels: [], help: '1 when sync had a peer within the last hour', owner: 'awaiting-capabilities' },
-  svc_supervisor_approval_queue: { type: 'gauge', labels: [], help: 'Tool calls waiting for approval', owner: 'awaiting-capabilities' },
+  svc_supervisor_approval_queue: { type: 'gauge', labels: [], help: 'Tool calls waiting for approval', owner: 'approvals' },
   svc_tool_denials_total: { type: 'counter', labels: ['tool'], help: 'Tool calls refused by the permission plane', owner: 'agent' },
   svc_sandbox_kills_total: { type: 'counter', labels: ['reason'], help: 'Sandboxed skills killed, by reason', owner: 'awaiting-capabilities' },
   svc_vault_decrypt_errors_total: { type: 'counter', labels: [], help: 'Vault decryption failures (wrong key or corrupt file)', owner: 'vault' },

@@ -1,4 +1,4 @@
-// daemon/metrics/awaiting-capabilities.ts: the five spec 4.12 metrics nothing emits yet are declared
+// daemon/metrics/awaiting-capabilities.ts: the four spec 4.12 metrics nothing emits yet are declared
 // once, at zero, with every fixed reason; the capability that will emit one must take it from here
 // (declaring it beside this file is refused, so the move cannot be half done).
 import { test } from 'node:test';
@@ -7,21 +7,20 @@ import { AWAITING_OWNER, declareAwaitingCapabilities, SANDBOX_KILL_REASONS, SYNC
 import { createMetrics } from '../../../daemon/metrics/metrics';
 import { samples } from '../../helpers/metric-samples';
 
-const AWAITING = ['svc_sync_active_peers', 'svc_sync_failures_total', 'svc_sync_was_active_recent', 'svc_supervisor_approval_queue', 'svc_sandbox_kills_total'];
+const AWAITING = ['svc_sync_active_peers', 'svc_sync_failures_total', 'svc_sync_was_active_recent', 'svc_sandbox_kills_total'];
 
-void test('declares the five metrics awaiting their capability, with their types and every fixed reason at zero', async () => {
+void test('declares the four metrics awaiting their capability, with their types and every fixed reason at zero', async () => {
   const m = createMetrics(true);
   declareAwaitingCapabilities(m.registry);
   const owned = [...m.registry.owners()].filter(([, owner]) => owner === AWAITING_OWNER).map(([name]) => name);
   assert.deepEqual(owned.sort(), [...AWAITING].sort());
   const text = await m.render();
   const types = Object.fromEntries([...text.matchAll(/^# TYPE (svc_(?!http)\S+) (\S+)$/gm)].map((x) => [x[1]!, x[2]!]));
-  assert.deepEqual(types, { svc_sync_active_peers: 'gauge', svc_sync_failures_total: 'counter', svc_sync_was_active_recent: 'gauge', svc_supervisor_approval_queue: 'gauge', svc_sandbox_kills_total: 'counter' });
+  assert.deepEqual(types, { svc_sync_active_peers: 'gauge', svc_sync_failures_total: 'counter', svc_sync_was_active_recent: 'gauge', svc_sandbox_kills_total: 'counter' });
   const series = samples(text).map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`);
   assert.deepEqual(series.sort(), [
     'svc_sync_active_peers{} 0',
     'svc_sync_was_active_recent{} 0',
-    'svc_supervisor_approval_queue{} 0',
     ...SYNC_FAILURE_REASONS.map((reason) => `svc_sync_failures_total{"reason":"${reason}"} 0`),
     ...SANDBOX_KILL_REASONS.map((reason) => `svc_sandbox_kills_total{"reason":"${reason}"} 0`),
   ].sort());
