@@ -2,6 +2,7 @@
 // is its folder plus one line here (docs/architecture.md, "Adding a capability").
 import type { CapabilityDefinition } from './kernel/capability';
 import { identityCapability } from './identity/identity-capability';
+import { filesCapability } from './files/files-capability';
 import { approvalsCapability } from './approvals/approvals-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability];

@@ -1,0 +1,190 @@
+// The file tools (issue 11), registered by the files capability. Every path goes through the path
+// guard (path-guard.ts) against the grants in force at the call, and a refused path fails with the
+// guard's reason. The tools then touch only the resolved realpath. Safety levels, which the
+// permission plane decides on: reading, listing and searching are passive; writing, editing and
+// moving are active; deleting is privileged (docs/files.md).
+import { lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import type { GrantMode } from '../../protocol/files';
+import { defineTool, ToolFailure, type Tool } from '../kernel/tool';
+import type { ActiveGrant } from './grants';
+import { resolveGranted, type ResolvedPath, type ResolveOptions } from './path-guard';
+import { readHead, searchTree, type SearchLimits } from './file-search';
+
+export const FILE_LIMITS = {
+  /** read_file returns at most this much text; longer files are cut and say so. */
+  readBytes: 256 * 1024,
+  /** write_file content and edit_file's result. */
+  writeBytes: 1024 * 1024,
+  listEntries: 500,
+  search: { maxFiles: 5000, maxBytes: 16 * 1024 * 1024, maxFileBytes: 1024 * 1024, maxResults: 100 } satisfies SearchLimits,
+} as const;
+
+export interface FileToolDeps {
+  grants(): readonly ActiveGrant[];
+}
+
+const PathArg = Type.String({ minLength: 1, maxLength: 4096, description: 'Absolute path inside a granted folder' });
+
+export function fileTools(deps: FileToolDeps): Tool[] {
+  const guard = (path: string, mode: GrantMode, options?: ResolveOptions): ResolvedPath => {
+    const r = resolveGranted(path, deps.grants(), mode, options);
+    if (!r.ok) throw new ToolFailure(r.reason);
+    return r.path;
+  };
+  const fileAt = (path: string, mode: GrantMode): string => {
+    const p = guard(path, mode);
+    if (p.kind !== 'file') throw new ToolFailure(`${path}: a directory, not a file`);
+    return p.real;
+  };
+  const notALink = (path: string): void => {
+    if (lstatSync(resolve(path)).isSymbolicLink()) throw new ToolFailure(`${path}: a symbolic link; name the path it points to`);
+  };
+  return [
+    defineTool({
+      spec: { name: 'read_file', description: `Reads a text file in a granted folder (up to ${FILE_LIMITS.readBytes / 1024} KiB; binary files are described, not returned).`, parameters: Type.Object({ path: PathArg }) },
+      safety: 'passive',
+      run: async ({ path }) => {
+        const real = fileAt(path, 'read');
+        const head = readHead(real, FILE_LIMITS.readBytes);
+        if (head.binary) return { summary: `${path} is a binary file of ${head.size} bytes`, data: { path: real, binary: true, size: head.size }, sources: [`file:${real}`] };
+        const truncated = head.size > FILE_LIMITS.readBytes;
+        return {
+          summary: `${path}: ${head.size} bytes${truncated ? `, first ${FILE_LIMITS.readBytes} shown` : ''}`,
+          data: { path: real, content: head.text, size: head.size, truncated },
+          sources: [`file:${real}`],
+        };
+      },
+    }),
+    defineTool({
+      spec: { name: 'list_directory', description: `Lists a folder inside a granted folder (at most ${FILE_LIMITS.listEntries} entries).`, parameters: Type.Object({ path: PathArg }) },
+      safety: 'passive',
+      run: async ({ path }) => {
+        const p = guard(path, 'read');
+        if (p.kind !== 'directory') throw new ToolFailure(`${path}: a file, not a directory`);
+        const names = readdirSync(p.real).sort();
+        const entries = names.slice(0, FILE_LIMITS.listEntries).map((name) => describeEntry(p.real, name));
+        const truncated = names.length > entries.length;
+        return { summary: `${path}: ${names.length} entries${truncated ? `, first ${entries.length} listed` : ''}`, data: { path: p.real, entries, total: names.length, truncated } };
+      },
+    }),
+    defineTool({
+      spec: {
+        name: 'search_files',
+        description: 'Finds files under a granted folder whose name contains `name` and/or whose text contains `content` (case-insensitive; bounded: files, bytes and results).',
+        parameters: Type.Object({ path: PathArg, name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), content: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+      },
+      safety: 'passive',
+      run: async ({ path, name, content }, ctx) => {
+        if (name === undefined && content === undefined) throw new ToolFailure('search_files needs a name or a content substring');
+        const p = guard(path, 'read');
+        if (p.kind !== 'directory') throw new ToolFailure(`${path}: a file, not a directory`);
+        const found = searchTree(p.real, { name, content }, FILE_LIMITS.search, ctx.signal);
+        return { summary: `${found.matches.length} match${found.matches.length === 1 ? '' : 'es'} under ${path}${found.stopped ? ` (stopped: ${found.stopped})` : ''}`, data: found };
+      },
+    }),
+    defineTool({
+      spec: {
+        name: 'write_file',
+        description: `Writes a text file (creating or replacing it) in a folder granted for writing (up to ${FILE_LIMITS.writeBytes / 1024} KiB).`,
+        parameters: Type.Object({ path: PathArg, content: Type.String() }),
+      },
+      safety: 'active',
+      run: async ({ path, content }) => {
+        checkSize(content);
+        const p = guard(path, 'write', { mayBeMissing: true });
+        if (p.kind === 'directory') throw new ToolFailure(`${path}: a directory, not a file`);
+        writeAtomically(p.real, content);
+        return { summary: `${p.kind === null ? 'created' : 'wrote'} ${path} (${Buffer.byteLength(content)} bytes)`, data: { path: p.real, bytes: Buffer.byteLength(content), created: p.kind === null } };
+      },
+    }),
+    defineTool({
+      spec: {
+        name: 'edit_file',
+        description: 'Replaces one exact occurrence of old_text with new_text in a file in a folder granted for writing; fails unless old_text occurs exactly once.',
+        parameters: Type.Object({ path: PathArg, old_text: Type.String({ minLength: 1 }), new_text: Type.String() }),
+      },
+      safety: 'active',
+      run: async ({ path, old_text: oldText, new_text: newText }) => {
+        const real = fileAt(path, 'write');
+        const head = readHead(real, FILE_LIMITS.writeBytes);
+        if (head.binary) throw new ToolFailure(`${path}: a binary file; edit_file changes text only`);
+        if (head.size > FILE_LIMITS.writeBytes) throw new ToolFailure(`${path}: larger than ${FILE_LIMITS.writeBytes} bytes; too large to edit`);
+        const count = occurrences(head.text, oldText);
+        if (count !== 1) throw new ToolFailure(`${path}: old_text ${count === 0 ? 'is not in the file' : 'occurs more than once'}; it must occur exactly once${count === 0 ? ' (copy it exactly, whitespace included)' : ' (include more context)'}`);
+        const at = head.text.indexOf(oldText);
+        const next = head.text.slice(0, at) + newText + head.text.slice(at + oldText.length);
+        checkSize(next);
+        writeAtomically(real, next);
+        return { summary: `edited ${path}`, data: { path: real, bytes: Buffer.byteLength(next) } };
+      },
+    }),
+    defineTool({
+      spec: {
+        name: 'move_file',
+        description: 'Moves or renames a file or folder; both places must be in folders granted for writing, and the destination must not exist.',
+        parameters: Type.Object({ from: PathArg, to: PathArg }),
+      },
+      safety: 'active',
+      run: async ({ from, to }) => {
+        const source = guard(from, 'write');
+        notALink(from);
+        const target = guard(to, 'write', { mayBeMissing: true });
+        if (target.kind !== null) throw new ToolFailure(`${to}: already exists; move_file does not overwrite`);
+        if (source.real === source.grant.path) throw new ToolFailure(`${from}: a granted folder itself cannot be moved`);
+        if (source.kind === 'directory' && (target.real + '/').startsWith(source.real + '/')) throw new ToolFailure(`${to}: inside ${from}; a folder cannot move into itself`);
+        try {
+          renameSync(source.real, target.real);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'EXDEV') throw new ToolFailure(`${from} → ${to}: different file systems; copy with write_file instead`);
+          throw err;
+        }
+        return { summary: `moved ${from} to ${to}`, data: { from: source.real, to: target.real } };
+      },
+    }),
+    defineTool({
+      spec: { name: 'delete_file', description: 'Deletes a file, or an empty folder, in a folder granted for writing.', parameters: Type.Object({ path: PathArg }) },
+      safety: 'privileged',
+      run: async ({ path }) => {
+        const p = guard(path, 'write');
+        notALink(path);
+        if (p.real === p.grant.path) throw new ToolFailure(`${path}: a granted folder itself cannot be deleted (revoke the grant instead)`);
+        if (p.kind === 'directory') {
+          if (readdirSync(p.real).length > 0) throw new ToolFailure(`${path}: a folder that is not empty; delete its files first`);
+          rmdirSync(p.real);
+        } else unlinkSync(p.real);
+        return { summary: `deleted ${path}`, data: { path: p.real, kind: p.kind } };
+      },
+    }),
+  ];
+}
+
+function checkSize(content: string): void {
+  const bytes = Buffer.byteLength(content);
+  if (bytes > FILE_LIMITS.writeBytes) throw new ToolFailure(`content of ${bytes} bytes exceeds the ${FILE_LIMITS.writeBytes}-byte limit of the file tools`);
+}
+
+function occurrences(text: string, needle: string): number {
+  let count = 0;
+  for (let at = text.indexOf(needle); at !== -1 && count < 2; at = text.indexOf(needle, at + 1)) count++;
+  return count;
+}
+
+/** Temp file in the same folder, then rename: a crash leaves the old file or the new, never half of one. */
+function writeAtomically(real: string, content: string): void {
+  const dir = mkdtempSync(join(dirname(real), `.${basename(real)}.svc-`));
+  const temp = join(dir, 'new');
+  try {
+    writeFileSync(temp, content, { flush: true });
+    renameSync(temp, real);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function describeEntry(dir: string, name: string): { name: string; kind: string; size: number } {
+  const stats = lstatSync(join(dir, name));
+  const kind = stats.isSymbolicLink() ? 'symlink' : stats.isDirectory() ? 'directory' : stats.isFile() ? 'file' : 'other';
+  return { name, kind, size: stats.isFile() ? stats.size : 0 };
+}

@@ -1,0 +1,87 @@
+// The file tools through an assembled brain's registry, on real files: each refuses paths outside the
+// grants with the guard's reason, and each keeps to its limits and its contract (edit_file's exactly
+// once, move_file's no overwrite, delete_file's files and empty folders only).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FILE_LIMITS } from '../../../daemon/files/file-tools';
+import { ToolFailure } from '../../../daemon/kernel/tool';
+import { filesBrain } from './files-brain';
+
+const refused = (why: RegExp) => (e: unknown) => e instanceof ToolFailure && why.test(e.message);
+
+void test('every tool refuses a path outside the grants, and one reached through a link to outside', async (t) => {
+  const { dir, call, grant } = await filesBrain(t);
+  const docs = join(dir, 'docs');
+  await grant(docs, { write: true });
+  writeFileSync(join(dir, 'private/secret.txt'), 'secret');
+  symlinkSync(join(dir, 'private'), join(docs, 'door'));
+  for (const path of [join(dir, 'private/secret.txt'), join(docs, 'door/secret.txt'), `${docs}/../private/secret.txt`]) {
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['read_file', { path }],
+      ['list_directory', { path: join(path, '..') }],
+      ['search_files', { path: join(path, '..'), name: 'secret' }],
+      ['write_file', { path, content: 'x' }],
+      ['edit_file', { path, old_text: 'secret', new_text: 'x' }],
+      ['move_file', { from: path, to: join(docs, 'taken.txt') }],
+      ['move_file', { from: join(docs, 'door'), to: join(dir, 'private/moved') }],
+      ['delete_file', { path }],
+    ];
+    for (const [name, args] of calls) await assert.rejects(call(name, args), refused(/outside every granted folder/), `${name} ${JSON.stringify(args)}`);
+  }
+  assert.equal(readFileSync(join(dir, 'private/secret.txt'), 'utf8'), 'secret');
+  assert.ok(!existsSync(join(docs, 'taken.txt')));
+});
+
+void test('read_file caps text, describes binary files; list_directory and search_files find what is there', async (t) => {
+  const { dir, call, grant } = await filesBrain(t);
+  const docs = join(dir, 'docs');
+  await grant(docs);
+  writeFileSync(join(docs, 'big.txt'), 'é'.repeat(FILE_LIMITS.readBytes));
+  writeFileSync(join(docs, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2]));
+  mkdirSync(join(docs, 'notes'));
+  writeFileSync(join(docs, 'notes/todo.md'), 'buy milk\ncall the Plumber\n');
+  const big = (await call('read_file', { path: join(docs, 'big.txt') })).data as { content: string; size: number; truncated: boolean };
+  assert.equal(big.truncated, true);
+  assert.equal(big.size, FILE_LIMITS.readBytes * 2);
+  assert.equal(big.content, 'é'.repeat(FILE_LIMITS.readBytes / 2), 'cut at the cap, on a character boundary');
+  const png = await call('read_file', { path: join(docs, 'image.png') });
+  assert.deepEqual(png.data, { path: join(docs, 'image.png'), binary: true, size: 7 });
+  const listing = (await call('list_directory', { path: docs })).data as { entries: Array<{ name: string; kind: string }> };
+  assert.deepEqual(listing.entries.map((e) => `${e.name}:${e.kind}`), ['big.txt:file', 'image.png:file', 'notes:directory']);
+  const found = (await call('search_files', { path: docs, content: 'plumber' })).data as { matches: unknown[]; stopped: null };
+  assert.deepEqual(found.matches, [{ path: join(docs, 'notes/todo.md'), line: 2, text: 'call the Plumber' }]);
+  const byName = (await call('search_files', { path: docs, name: 'TODO' })).data as { matches: unknown[] };
+  assert.deepEqual(byName.matches, [{ path: join(docs, 'notes/todo.md') }]);
+  await assert.rejects(call('search_files', { path: docs }), refused(/needs a name or a content/));
+});
+
+void test('write, edit, move and delete keep their contracts and need a write grant', async (t) => {
+  const { dir, call, grant } = await filesBrain(t);
+  const docs = join(dir, 'docs');
+  await grant(docs);
+  await assert.rejects(call('write_file', { path: join(docs, 'a.txt'), content: 'x' }), refused(/granted read-only/));
+  await grant(docs, { write: true });
+  await call('write_file', { path: join(docs, 'a.txt'), content: 'one two two' });
+  await assert.rejects(call('write_file', { path: join(docs, 'b.txt'), content: 'x'.repeat(FILE_LIMITS.writeBytes + 1) }), refused(/exceeds/));
+  assert.ok(!existsSync(join(docs, 'b.txt')));
+  await assert.rejects(call('edit_file', { path: join(docs, 'a.txt'), old_text: 'two', new_text: '2' }), refused(/more than once/));
+  await assert.rejects(call('edit_file', { path: join(docs, 'a.txt'), old_text: 'three', new_text: '3' }), refused(/not in the file/));
+  await call('edit_file', { path: join(docs, 'a.txt'), old_text: 'one', new_text: '1' });
+  assert.equal(readFileSync(join(docs, 'a.txt'), 'utf8'), '1 two two');
+  writeFileSync(join(docs, 'c.txt'), 'c');
+  await assert.rejects(call('move_file', { from: join(docs, 'a.txt'), to: join(docs, 'c.txt') }), refused(/already exists/));
+  mkdirSync(join(docs, 'sub'));
+  await call('move_file', { from: join(docs, 'a.txt'), to: join(docs, 'sub/a.txt') });
+  assert.equal(readFileSync(join(docs, 'sub/a.txt'), 'utf8'), '1 two two');
+  await assert.rejects(call('move_file', { from: join(docs, 'sub'), to: join(docs, 'sub/inner') }), refused(/into itself/));
+  await assert.rejects(call('delete_file', { path: join(docs, 'sub') }), refused(/not empty/));
+  await assert.rejects(call('delete_file', { path: docs }), refused(/granted folder itself/));
+  symlinkSync(join(docs, 'c.txt'), join(docs, 'link'));
+  await assert.rejects(call('delete_file', { path: join(docs, 'link') }), refused(/symbolic link/));
+  await call('delete_file', { path: join(docs, 'sub/a.txt') });
+  await call('delete_file', { path: join(docs, 'sub') });
+  assert.ok(!existsSync(join(docs, 'sub')));
+  assert.ok(existsSync(join(docs, 'c.txt')));
+});

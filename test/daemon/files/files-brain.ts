@@ -1,0 +1,45 @@
+// A brain assembled in-process with only the files capability, on a fresh home, and a temp folder
+// to grant: shared by the files tests.
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { assembleBrain } from '../../../daemon/brain';
+import { deepFreeze, parseSettings, settingsFormat } from '../../../daemon/config/load-settings';
+import { filesCapability } from '../../../daemon/files/files-capability';
+import { Lifecycle } from '../../../daemon/lifecycle/lifecycle';
+import { SecretScrubber } from '../../../daemon/agent/tools/secret-scrubber';
+import { startParts, stopParts } from '../../../daemon/kernel/parts';
+import type { ToolContext, ToolOutcome } from '../../../daemon/kernel/tool';
+
+export async function filesBrain(t: { after(fn: () => Promise<void>): void }) {
+  const home = mkdtempSync(join(tmpdir(), 'svc-files-home-'));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'svc-files-')));
+  mkdirSync(join(dir, 'docs'));
+  mkdirSync(join(dir, 'private'));
+  const capabilities = [filesCapability];
+  const settings = deepFreeze({ ...parseSettings({ server: { port: 0 } }, 'settings.json', settingsFormat(capabilities)) });
+  const logger = pino({ level: 'silent' });
+  const token = randomBytes(16).toString('hex');
+  const brain = await assembleBrain({ home, settings, logger, version: '0.0.0-test', lifecycle: new Lifecycle(), apiToken: token, vaultKey: randomBytes(32), scrubber: new SecretScrubber() }, capabilities);
+  await startParts(brain.parts, logger);
+  t.after(async () => {
+    await stopParts(brain.parts, logger, 2000);
+    rmSync(home, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const headers = { authorization: `Bearer ${token}` };
+  const ctx: ToolContext = { sessionId: 's', turnId: 't', specialist: 'general', signal: new AbortController().signal };
+  /** Calls a tool as the agent would: arguments validated against its schema, then run. */
+  const call = async (name: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
+    const problems = brain.tools.problems(name, args);
+    if (problems.length > 0) throw new Error(`invalid arguments: ${problems.join('; ')}`);
+    return brain.tools.get(name)!.run(args, ctx);
+  };
+  const grant = async (path: string, extra: Record<string, unknown> = {}) => {
+    const r = await brain.app.inject({ method: 'POST', url: '/api/grants', headers, payload: { path, ...extra } });
+    if (r.statusCode !== 201) throw new Error(`grant ${path}: ${r.statusCode} ${r.body}`);
+  };
+  return { brain, dir, headers, call, grant };
+}
