@@ -33,7 +33,7 @@ export class Approvals implements PermissionHook {
     if (policy === 'deny') return { verdict: 'deny', reason: `${request.tool} is a ${request.safety} tool and the approvals policy refuses it; the call was refused` };
     const held = await this.deps.queue.add({ sessionId: request.sessionId, turnId: request.turnId, tool: request.tool, args: request.args, safety: request.safety });
     this.changed();
-    this.deps.bus.emit({ type: 'approval_requested', requestId: held.request_id, sessionId: held.session_id, turnId: held.turn_id, tool: held.tool_name, safety: held.safety_level, at: this.deps.clock.now() });
+    this.deps.bus.emit({ type: 'approval_requested', category: 'approval', priority: 'high', requestId: held.request_id, sessionId: held.session_id, turnId: held.turn_id, tool: held.tool_name, safety: held.safety_level, at: this.deps.clock.now() });
     return { verdict: 'pending', requestId: held.request_id, reason: `${request.tool} needs your approval (request ${held.request_id}); it runs once you approve it` };
   }
 

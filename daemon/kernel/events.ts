@@ -21,9 +21,12 @@ export interface MemoryChange {
   text?: string;
 }
 
-/** The approvals capability (spec 2.6, 2.7): a tool call held for a person, and how it ended. */
+/**
+ * The approvals capability (spec 2.6, 2.7): a tool call held for a person, and how it ended. A request
+ * is a notification of category `approval`, priority high (spec 2.14), for push and channels to deliver.
+ */
 export type ApprovalEvent =
-  | { type: 'approval_requested'; requestId: string; sessionId: string; turnId: string; tool: string; safety: SafetyLevel; at: number }
+  | { type: 'approval_requested'; category: 'approval'; priority: 'high'; requestId: string; sessionId: string; turnId: string; tool: string; safety: SafetyLevel; at: number }
   | { type: 'approval_resolved'; requestId: string; sessionId: string; tool: string; status: 'approved' | 'rejected' | 'expired'; at: number };
 
 /** Everything on the brain's bus. */

@@ -55,7 +55,8 @@ void test('auto allows, deny refuses with a reason, ask holds the call as a pend
   assert.equal(held.verdict, 'pending');
   assert.ok(held.verdict === 'pending' && queue.get(held.requestId)?.status === 'pending');
   assert.equal(await queued(), '1');
-  assert.deepEqual(events.map((e) => e.type), ['approval_requested']);
+  assert.ok(held.verdict === 'pending');
+  assert.deepEqual(events, [{ type: 'approval_requested', category: 'approval', priority: 'high', requestId: held.requestId, sessionId: 's1', turnId: 't1', tool: 'reboot', safety: 'privileged', at: 1_700_000_000_000 }]);
 });
 
 void test('approve runs the held call once with its arguments; a second approve is a 404 and runs nothing', async (t) => {
