@@ -7,6 +7,7 @@ import { doctor } from './commands/doctor';
 import { registerKeyCommands } from './commands/key';
 import { registerModelCommands } from './commands/models';
 import { registerMemoryCommands } from './commands/memory';
+import { registerGrantCommands } from './commands/grant';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -122,6 +123,7 @@ const commandContext = { conn, exit, usageError, textArg, out: process.stdout, e
 registerKeyCommands(prog, commandContext);
 registerModelCommands(prog, commandContext);
 registerMemoryCommands(prog, commandContext);
+registerGrantCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
@@ -133,7 +135,7 @@ async function restartBrain(c: Connection, port: number | undefined): Promise<bo
 }
 
 /** Options that take no value (`--no-probe` sets probe false); every other option takes one. */
-const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear']);
+const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write']);
 /** Commands whose last argument is free text: the remaining words are joined (`svc memory note buy milk`). */
 const REST_TEXT = new Set(['memory search', 'memory note']);
 
