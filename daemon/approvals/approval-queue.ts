@@ -111,9 +111,10 @@ export class ApprovalQueue {
     return this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM approval_requests WHERE status = 'pending' AND created_at >= ?`, [this.cutoff()])?.n ?? 0;
   }
 
-  /** Marks every pending request past the TTL expired; returns their ids. */
+  /** Marks every pending request past the TTL expired; returns their ids. A read first: no commit when none has. */
   async expire(): Promise<string[]> {
     const cutoff = this.cutoff();
+    if (!this.store.get(`SELECT 1 AS one FROM approval_requests WHERE status = 'pending' AND created_at < ? LIMIT 1`, [cutoff])) return [];
     return this.store.write((db) => {
       const ids = db.all<{ request_id: string }>(`SELECT request_id FROM approval_requests WHERE status = 'pending' AND created_at < ?`, [cutoff]).map((r) => r.request_id);
       db.run(`UPDATE approval_requests SET status = 'expired', resolved_at = ? WHERE status = 'pending' AND created_at < ?`, [this.nowSeconds(), cutoff]);

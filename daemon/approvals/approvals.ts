@@ -40,6 +40,7 @@ export class Approvals implements PermissionHook {
   /** Marks requests past the TTL expired (at start and before each list). */
   async expire(): Promise<void> {
     const expired = await this.deps.queue.expire();
+    if (expired.length === 0) return;
     for (const id of expired) {
       const request = this.deps.queue.get(id);
       if (request) this.resolved(request, 'expired');

@@ -27,7 +27,7 @@ async function fixture(t: { after(fn: () => unknown): void }) {
     store.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const clock = { now: () => 1_700_000_000_000 };
+  const clock = { ms: 1_700_000_000_000, now() { return this.ms; } };
   const runs: unknown[] = [];
   const tools = new ToolRegistry()
     .register('test', defineTool({ spec: { name: 'reboot', description: 'Reboots.', parameters: Type.Object({ delay: Type.Integer() }) }, safety: 'privileged', run: async (args) => (runs.push(args), { summary: 'rebooting', data: { delay: args.delay } }) }))
@@ -41,7 +41,7 @@ async function fixture(t: { after(fn: () => unknown): void }) {
   const settings = { policies: { passive: 'auto', active: 'auto', privileged: 'ask', dangerous: 'ask' } as const, tools: { status: 'deny' as const } };
   const approvals = new Approvals({ queue, settings, tools, bus, gauge, clock, logger: pino({ level: 'silent' }) });
   const queued = async () => /^svc_supervisor_approval_queue (\d+)$/m.exec(await metrics.render())?.[1];
-  return { approvals, queue, runs, events, queued };
+  return { approvals, queue, runs, events, queued, clock };
 }
 
 const ask = (tool: string, over: Partial<PermissionRequest> = {}): PermissionRequest => ({ tool, safety: 'privileged', args: { delay: 5 }, sessionId: 's1', turnId: 't1', ...over });
@@ -98,4 +98,18 @@ void test('a request for a tool no longer registered stays pending: 503, nothing
   assert.ok(held.verdict === 'pending');
   await assert.rejects(approvals.approve(held.requestId, undefined), (err) => err instanceof AppError && err.status === 503);
   assert.equal(queue.get(held.requestId)?.status, 'pending');
+});
+
+void test('past the TTL a listing marks the request expired, announces it once, and the gauge drops', async (t) => {
+  const { approvals, queue, events, queued, clock } = await fixture(t);
+  const held = await approvals.check(ask('reboot'));
+  assert.ok(held.verdict === 'pending');
+  clock.ms += 61 * 60_000;
+  assert.equal(await queued(), '1', 'the gauge is set on changes; expiry is one, found by the next read');
+  assert.deepEqual(await approvals.list({ limit: 10 }), []);
+  assert.deepEqual(await approvals.list({ limit: 10 }), []);
+  assert.equal(queue.get(held.requestId)?.status, 'expired');
+  assert.deepEqual(events.filter((e) => e.type === 'approval_resolved').map((e) => e.type === 'approval_resolved' && e.status), ['expired']);
+  assert.equal(await queued(), '0');
+  await assert.rejects(approvals.approve(held.requestId, undefined), (err) => err instanceof AppError && err.status === 404);
 });
