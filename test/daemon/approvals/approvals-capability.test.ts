@@ -64,3 +64,14 @@ void test('the settings section decides: privileged on deny refuses the call, a 
   const trusting = await approvalsRig(t, { approvals: { tools: { reboot: 'auto' } } });
   assert.equal((await trusting.context.permissions.check({ tool: 'reboot', safety: 'privileged', args: { delay: 1 }, sessionId: 's', turnId: 't' })).verdict, 'allow');
 });
+
+void test('a restart keeps pending requests: listed again, the gauge counts them from the start, approve runs the tool', async (t) => {
+  const first = await approvalsRig(t);
+  const id = await hold(first);
+  await first.stop();
+  const second = await approvalsRig(t, {}, first.context.home);
+  assert.equal(await second.queued(), '1');
+  assert.deepEqual(((await second.api('GET', '/api/approvals')).json() as { approvals: { request_id: string }[] }).approvals.map((a) => a.request_id), [id]);
+  assert.equal((await second.api('POST', `/api/approvals/${id}/approve`)).statusCode, 200);
+  assert.deepEqual([first.runs, second.runs], [[], [{ delay: 3 }]]);
+});

@@ -24,10 +24,12 @@ export interface Rig {
   events: BrainEvent[];
   api(method: 'GET' | 'POST', url: string, payload?: unknown, headers?: Record<string, string>): Promise<{ statusCode: number; body: string; json(): unknown }>;
   queued(): Promise<string | undefined>;
+  /** Stops the brain, keeping its home (a second rig on the same home is a restart). */
+  stop(): Promise<void>;
 }
 
-/** A started brain with the real capabilities plus `rig`, which owns the privileged tool `reboot`. */
-export async function approvalsRig(t: { after(fn: () => unknown): void }, file: Record<string, unknown> = {}): Promise<Rig> {
+/** A started brain with the real capabilities plus `rig`, which owns the privileged tool `reboot`; `home` reuses a data directory. */
+export async function approvalsRig(t: { after(fn: () => unknown): void }, file: Record<string, unknown> = {}, home = mkdtempSync(join(tmpdir(), 'svc-approvals-brain-'))): Promise<Rig> {
   const runs: unknown[] = [];
   const events: BrainEvent[] = [];
   let captured: CapabilityContext | undefined;
@@ -39,15 +41,20 @@ export async function approvalsRig(t: { after(fn: () => unknown): void }, file: 
       return { tools: [defineTool({ spec: { name: 'reboot', description: 'Reboots the host.', parameters: Type.Object({ delay: Type.Integer() }) }, safety: 'privileged', run: async (args) => (runs.push(args), { summary: `rebooting in ${args.delay}s` }) })] };
     },
   });
-  const home = mkdtempSync(join(tmpdir(), 'svc-approvals-brain-'));
   const capabilities = [...CAPABILITIES, rig];
   const settings = deepFreeze({ ...parseSettings({ server: { port: 0 }, ...file }, 'settings.json', settingsFormat(capabilities)) });
   const logger = pino({ level: 'silent' });
   const token = randomBytes(16).toString('hex');
   const brain = await assembleBrain({ home, settings, logger, version: '0.0.0-test', lifecycle: new Lifecycle(), apiToken: token, vaultKey: randomBytes(32), scrubber: new SecretScrubber() }, capabilities);
   await startParts(brain.parts, logger);
-  t.after(async () => {
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
     await stopParts(brain.parts, logger, 2000);
+  };
+  t.after(async () => {
+    await stop();
     rmSync(home, { recursive: true, force: true });
   });
   assert.ok(captured);
@@ -56,6 +63,7 @@ export async function approvalsRig(t: { after(fn: () => unknown): void }, file: 
     context: captured,
     runs,
     events,
+    stop,
     api: (method, url, payload, headers = {}) =>
       brain.app.inject({ method, url, headers: { authorization: `Bearer ${token}`, ...headers }, ...(payload === undefined ? {} : { payload: payload as string }) }),
     queued: async () => /^svc_supervisor_approval_queue (\d+)$/m.exec((await brain.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).body)?.[1],
