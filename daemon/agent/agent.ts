@@ -21,7 +21,7 @@ import { TurnRunner } from './turn-runner';
 import { KnowledgeExtractor, type ExtractionLimits } from './knowledge-extractor';
 import { ToolRegistry } from '../kernel/tool-registry';
 import { ToolRunner } from './tools/tool-runner';
-import { StaticPermissionHook, type PermissionHook } from './tools/permission-hook';
+import { StaticPermissionHook, type PermissionHook } from '../kernel/permissions';
 import { SecretScrubber, type SecretSource } from './tools/secret-scrubber';
 import { brainTools } from './tools/brain-tools';
 import { agentMetrics } from './agent-metrics';
