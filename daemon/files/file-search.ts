@@ -1,43 +1,51 @@
-// Reading and searching under the file tools' limits: a file is read only up to a cap and called
-// binary when its head has a NUL byte or is not UTF-8; a search walks a tree breadth-first without
+// Reading and searching under the file tools' limits: a file is read in chunks of whole characters
+// and called binary when a chunk has a NUL byte or is not UTF-8; a search walks a tree breadth-first without
 // following symlinks (a link could lead out of the grant) and stops at a file count, a byte budget
 // or a result count, saying which.
-import { closeSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface FileHead {
   /** The file's whole size in bytes. */
   size: number;
   binary: boolean;
-  /** The first `cap` bytes as text ('' when binary). */
+  /** Up to `cap` bytes from `start` as text ('' when binary). */
   text: string;
+  /** Where the text begins: the offset asked for, moved past a character it landed inside. */
+  start: number;
+  /** Where the text ends: the offset to continue from (equal to size at the end of the file). */
+  end: number;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function readHead(real: string, cap: number): FileHead {
+/** Reads up to `cap` bytes of a file from `offset`, as whole UTF-8 characters, or says it is binary. */
+export function readHead(real: string, cap: number, offset = 0): FileHead {
   const fd = openSync(real, 'r');
   try {
-    const size = lstatSync(real).size;
-    const buffer = Buffer.alloc(Math.min(size, cap));
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.max(0, Math.min(size - offset, cap)));
     let read = 0;
     while (read < buffer.length) {
-      const n = readSync(fd, buffer, read, buffer.length - read, read);
+      const n = readSync(fd, buffer, read, buffer.length - read, offset + read);
       if (n === 0) break;
       read += n;
     }
     const bytes = buffer.subarray(0, read);
-    const text = decode(bytes, size > cap);
-    return text === null ? { size, binary: true, text: '' } : { size, binary: false, text };
+    let lead = 0;
+    while (offset > 0 && lead < 3 && lead < bytes.length && (bytes[lead]! & 0xc0) === 0x80) lead++; // inside a character: skip its rest
+    const text = decode(bytes.subarray(lead), offset + read < size);
+    const start = offset + lead;
+    return text === null ? { size, binary: true, text: '', start, end: start } : { size, binary: false, text, start, end: start + Buffer.byteLength(text) };
   } finally {
     closeSync(fd);
   }
 }
 
-/** UTF-8 text, or null for binary; a cut head may end inside a character, which is dropped. */
+/** UTF-8 text, or null for binary; a cut chunk may end inside a character, which is left for the next. */
 function decode(bytes: Buffer, cut: boolean): string | null {
   if (bytes.includes(0)) return null;
-  for (let drop = 0; drop <= (cut ? 3 : 0); drop++) {
+  for (let drop = 0; drop <= (cut ? 3 : 0) && drop <= bytes.length; drop++) {
     try {
       return utf8.decode(bytes.subarray(0, bytes.length - drop));
     } catch (err) {

@@ -13,12 +13,17 @@ import { resolveGranted, type ResolvedPath, type ResolveOptions } from './path-g
 import { readHead, searchTree, type SearchLimits } from './file-search';
 
 export const FILE_LIMITS = {
-  /** read_file returns at most this much text; longer files are cut and say so. */
-  readBytes: 256 * 1024,
+  /**
+   * read_file returns at most this many bytes per call, and the model pages on with `offset`: the
+   * agent's tool runner cuts any result past 8,000 characters (JSON-escaped), so a larger chunk
+   * would reach the model as a cut preview.
+   */
+  readBytes: 4 * 1024,
   /** write_file content and edit_file's result. */
   writeBytes: 1024 * 1024,
-  listEntries: 500,
-  search: { maxFiles: 5000, maxBytes: 16 * 1024 * 1024, maxFileBytes: 1024 * 1024, maxResults: 100 } satisfies SearchLimits,
+  /** list_directory entries per call (pages on with `offset`), for the same reason. */
+  listEntries: 100,
+  search: { maxFiles: 5000, maxBytes: 16 * 1024 * 1024, maxFileBytes: 1024 * 1024, maxResults: 30 } satisfies SearchLimits,
 } as const;
 
 export interface FileToolDeps {
@@ -43,30 +48,38 @@ export function fileTools(deps: FileToolDeps): Tool[] {
   };
   return [
     defineTool({
-      spec: { name: 'read_file', description: `Reads a text file in a granted folder (up to ${FILE_LIMITS.readBytes / 1024} KiB; binary files are described, not returned).`, parameters: Type.Object({ path: PathArg }) },
+      spec: {
+        name: 'read_file',
+        description: `Reads a text file in a granted folder, ${FILE_LIMITS.readBytes} bytes per call: continue from next_offset while it is not null. Binary files are described, not returned.`,
+        parameters: Type.Object({ path: PathArg, offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Byte offset to start at (next_offset of the previous call)' })) }),
+      },
       safety: 'passive',
-      run: async ({ path }) => {
+      run: async ({ path, offset }) => {
         const real = fileAt(path, 'read');
-        const head = readHead(real, FILE_LIMITS.readBytes);
-        if (head.binary) return { summary: `${path} is a binary file of ${head.size} bytes`, data: { path: real, binary: true, size: head.size }, sources: [`file:${real}`] };
-        const truncated = head.size > FILE_LIMITS.readBytes;
+        const chunk = readHead(real, FILE_LIMITS.readBytes, offset ?? 0);
+        if (chunk.binary) return { summary: `${path} is a binary file of ${chunk.size} bytes`, data: { path: real, binary: true, size: chunk.size }, sources: [`file:${real}`] };
+        const next = chunk.end < chunk.size ? chunk.end : null;
         return {
-          summary: `${path}: ${head.size} bytes${truncated ? `, first ${FILE_LIMITS.readBytes} shown` : ''}`,
-          data: { path: real, content: head.text, size: head.size, truncated },
+          summary: `${path}: ${chunk.size} bytes${chunk.start > 0 || next !== null ? `, bytes ${chunk.start}-${chunk.end} shown` : ''}`,
+          data: { path: real, content: chunk.text, size: chunk.size, offset: chunk.start, next_offset: next },
           sources: [`file:${real}`],
         };
       },
     }),
     defineTool({
-      spec: { name: 'list_directory', description: `Lists a folder inside a granted folder (at most ${FILE_LIMITS.listEntries} entries).`, parameters: Type.Object({ path: PathArg }) },
+      spec: {
+        name: 'list_directory',
+        description: `Lists a folder inside a granted folder, ${FILE_LIMITS.listEntries} entries per call: continue from next_offset while it is not null.`,
+        parameters: Type.Object({ path: PathArg, offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Entries to skip (next_offset of the previous call)' })) }),
+      },
       safety: 'passive',
-      run: async ({ path }) => {
+      run: async ({ path, offset = 0 }) => {
         const p = guard(path, 'read');
         if (p.kind !== 'directory') throw new ToolFailure(`${path}: a file, not a directory`);
         const names = readdirSync(p.real).sort();
-        const entries = names.slice(0, FILE_LIMITS.listEntries).map((name) => describeEntry(p.real, name));
-        const truncated = names.length > entries.length;
-        return { summary: `${path}: ${names.length} entries${truncated ? `, first ${entries.length} listed` : ''}`, data: { path: p.real, entries, total: names.length, truncated } };
+        const entries = names.slice(offset, offset + FILE_LIMITS.listEntries).map((name) => describeEntry(p.real, name));
+        const next = offset + entries.length < names.length ? offset + entries.length : null;
+        return { summary: `${path}: ${names.length} entries${offset > 0 || next !== null ? `, ${entries.length} from ${offset} listed` : ''}`, data: { path: p.real, entries, total: names.length, next_offset: next } };
       },
     }),
     defineTool({

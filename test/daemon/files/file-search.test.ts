@@ -14,7 +14,7 @@ function tempDir(t: { after(fn: () => void): void }): string {
   return dir;
 }
 
-void test('readHead: any UTF-8 text round-trips under the cap, is cut on a character boundary over it', (t) => {
+void test('readHead: any UTF-8 text round-trips under the cap, is cut on a character boundary over it, and pages back whole', (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'f.txt');
   fc.assert(
@@ -27,6 +27,22 @@ void test('readHead: any UTF-8 text round-trips under the cap, is cut on a chara
       assert.ok(text.startsWith(head.text));
       assert.ok(Buffer.byteLength(head.text) <= cap && Buffer.byteLength(head.text) > Math.min(cap, bytes) - 4);
       if (bytes <= cap) assert.equal(head.text, text);
+    }),
+  );
+  fc.assert(
+    fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }).filter((s) => !s.includes('\0')), fc.integer({ min: 4, max: 32 }), fc.nat(8), (text, cap, skip) => {
+      writeFileSync(file, text);
+      let paged = '';
+      let offset: number | null = 0;
+      for (let calls = 0; offset !== null && calls < 300; calls++) {
+        const chunk = readHead(file, cap, offset);
+        paged += chunk.text;
+        offset = chunk.end < chunk.size ? chunk.end : null;
+      }
+      assert.equal(paged, text, 'paging by end reads every character once');
+      const bytes = Buffer.from(text);
+      const mid = readHead(file, cap, Math.min(skip, bytes.length));
+      assert.ok(bytes.subarray(mid.start).toString().startsWith(mid.text), 'an offset inside a character starts at the next one');
     }),
   );
   writeFileSync(file, Buffer.from([0x61, 0xff, 0xfe, 0x62]));

@@ -34,7 +34,7 @@ void test('every tool refuses a path outside the grants, and one reached through
   assert.ok(!existsSync(join(docs, 'taken.txt')));
 });
 
-void test('read_file caps text, describes binary files; list_directory and search_files find what is there', async (t) => {
+void test('read_file pages text by next_offset and describes binary files; list_directory pages; search_files finds what is there', async (t) => {
   const { dir, call, grant } = await filesBrain(t);
   const docs = join(dir, 'docs');
   await grant(docs);
@@ -42,14 +42,31 @@ void test('read_file caps text, describes binary files; list_directory and searc
   writeFileSync(join(docs, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2]));
   mkdirSync(join(docs, 'notes'));
   writeFileSync(join(docs, 'notes/todo.md'), 'buy milk\ncall the Plumber\n');
-  const big = (await call('read_file', { path: join(docs, 'big.txt') })).data as { content: string; size: number; truncated: boolean };
-  assert.equal(big.truncated, true);
-  assert.equal(big.size, FILE_LIMITS.readBytes * 2);
-  assert.equal(big.content, 'é'.repeat(FILE_LIMITS.readBytes / 2), 'cut at the cap, on a character boundary');
+  type Chunk = { content: string; size: number; offset: number; next_offset: number | null };
+  const first = (await call('read_file', { path: join(docs, 'big.txt') })).data as Chunk;
+  assert.deepEqual([first.size, first.offset, first.next_offset, first.content], [FILE_LIMITS.readBytes * 2, 0, FILE_LIMITS.readBytes, 'é'.repeat(FILE_LIMITS.readBytes / 2)]);
+  const second = (await call('read_file', { path: join(docs, 'big.txt'), offset: FILE_LIMITS.readBytes + 1 })).data as Chunk;
+  assert.equal(second.offset, FILE_LIMITS.readBytes + 2, 'an offset inside a character moves to the next one');
+  let text = '';
+  for (let offset: number | null = 0, calls = 0; offset !== null && calls < 10; calls++) {
+    const chunk = (await call('read_file', { path: join(docs, 'big.txt'), offset })).data as Chunk;
+    text += chunk.content;
+    offset = chunk.next_offset;
+  }
+  assert.equal(text, 'é'.repeat(FILE_LIMITS.readBytes), 'paging with next_offset reads the whole file');
   const png = await call('read_file', { path: join(docs, 'image.png') });
   assert.deepEqual(png.data, { path: join(docs, 'image.png'), binary: true, size: 7 });
   const listing = (await call('list_directory', { path: docs })).data as { entries: Array<{ name: string; kind: string }> };
   assert.deepEqual(listing.entries.map((e) => `${e.name}:${e.kind}`), ['big.txt:file', 'image.png:file', 'notes:directory']);
+  mkdirSync(join(docs, 'many'));
+  const many = Array.from({ length: FILE_LIMITS.listEntries + 7 }, (_, i) => `f${String(i).padStart(4, '0')}`);
+  for (const name of many) writeFileSync(join(docs, 'many', name), '');
+  type Page = { entries: Array<{ name: string }>; total: number; next_offset: number | null };
+  const page1 = (await call('list_directory', { path: join(docs, 'many') })).data as Page;
+  assert.deepEqual([page1.entries.length, page1.total, page1.next_offset], [FILE_LIMITS.listEntries, many.length, FILE_LIMITS.listEntries]);
+  const page2 = (await call('list_directory', { path: join(docs, 'many'), offset: page1.next_offset })).data as Page;
+  assert.deepEqual([...page1.entries, ...page2.entries].map((e) => e.name), many);
+  assert.equal(page2.next_offset, null);
   const found = (await call('search_files', { path: docs, content: 'plumber' })).data as { matches: unknown[]; stopped: null };
   assert.deepEqual(found.matches, [{ path: join(docs, 'notes/todo.md'), line: 2, text: 'call the Plumber' }]);
   const byName = (await call('search_files', { path: docs, name: 'TODO' })).data as { matches: unknown[] };
