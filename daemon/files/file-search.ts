@@ -2,8 +2,9 @@
 // and called binary when a chunk has a NUL byte or is not UTF-8; a search walks a tree breadth-first without
 // following symlinks (a link could lead out of the grant) and stops at a file count, a byte budget
 // or a result count, saying which.
-import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { ToolFailure } from '../kernel/tool';
 
 export interface FileHead {
   /** The file's whole size in bytes. */
@@ -19,9 +20,13 @@ export interface FileHead {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Reads up to `cap` bytes of a file from `offset`, as whole UTF-8 characters, or says it is binary. */
+/**
+ * Reads up to `cap` bytes of a file from `offset`, as whole UTF-8 characters, or says it is binary.
+ * The path was checked by the guard, but it may have changed since: O_NOFOLLOW refuses a symlink put
+ * in its place, O_NONBLOCK keeps a FIFO from blocking the open, and the opened file must be regular.
+ */
 export function readHead(real: string, cap: number, offset = 0): FileHead {
-  const fd = openSync(real, 'r');
+  const fd = openRegular(real);
   try {
     const size = fstatSync(fd).size;
     const buffer = Buffer.alloc(Math.max(0, Math.min(size - offset, cap)));
@@ -40,6 +45,19 @@ export function readHead(real: string, cap: number, offset = 0): FileHead {
   } finally {
     closeSync(fd);
   }
+}
+
+function openRegular(real: string): number {
+  let fd: number;
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new ToolFailure(`${real}: became a symbolic link after it was checked`);
+    throw err;
+  }
+  if (fstatSync(fd).isFile()) return fd;
+  closeSync(fd);
+  throw new ToolFailure(`${real}: not a regular file`);
 }
 
 /** UTF-8 text, or null for binary; a cut chunk may end inside a character, which is left for the next. */

@@ -2,11 +2,13 @@
 // (files, bytes, results) and does not follow links out of the tree.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { readHead, searchTree } from '../../../daemon/files/file-search';
+import { ToolFailure } from '../../../daemon/kernel/tool';
 
 function tempDir(t: { after(fn: () => void): void }): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'svc-search-')));
@@ -70,4 +72,14 @@ void test('searchTree stops at its limits and says which, and does not follow sy
   const aborted = new AbortController();
   aborted.abort();
   assert.equal(searchTree(dir, { name: 'f' }, limits, aborted.signal).stopped, 'cancelled');
+});
+
+// The guard checked the path before; these stand for what may have replaced it since.
+void test('readHead opens only a regular file: a FIFO is refused without blocking, a symlink is not followed', { timeout: 20_000 }, (t) => {
+  const dir = tempDir(t);
+  execFileSync('mkfifo', [join(dir, 'pipe')]);
+  assert.throws(() => readHead(join(dir, 'pipe'), 100), (e: unknown) => e instanceof ToolFailure && /not a regular file/.test(e.message));
+  writeFileSync(join(dir, 'target.txt'), 'x');
+  symlinkSync(join(dir, 'target.txt'), join(dir, 'link'));
+  assert.throws(() => readHead(join(dir, 'link'), 100), (e: unknown) => e instanceof ToolFailure && /symbolic link/.test(e.message));
 });
