@@ -150,3 +150,13 @@ void test('a missing path may be created when its folder resolves inside a write
   assert.equal(!noFolder.ok && /folder does not exist/.test(noFolder.reason), true);
   unlinkSync(join(root, 'in/outdir'));
 });
+
+void test('containment is by whole path components, and a grant of / covers everything', () => {
+  const docs: ActiveGrant = { path: '/srv/docs', mode: 'read', expiresAt: null };
+  assert.equal(isInside('/srv/docs', docs.path), true);
+  assert.equal(isInside('/srv/docs/a', docs.path), true);
+  assert.equal(isInside('/srv/docs-private/a', docs.path), false, 'a sibling sharing the prefix');
+  assert.equal(isInside('/srv', docs.path), false);
+  assert.equal(isInside('/anything/at/all', '/'), true);
+  assert.equal(resolveGranted('/etc', [{ path: '/', mode: 'read', expiresAt: null }], 'read').ok, true);
+});
