@@ -8,6 +8,7 @@ import { registerKeyCommands } from './commands/key';
 import { registerModelCommands } from './commands/models';
 import { registerMemoryCommands } from './commands/memory';
 import { registerGrantCommands } from './commands/grant';
+import { registerTwinCommands } from './commands/twin';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -124,6 +125,7 @@ registerKeyCommands(prog, commandContext);
 registerModelCommands(prog, commandContext);
 registerMemoryCommands(prog, commandContext);
 registerGrantCommands(prog, commandContext);
+registerTwinCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 

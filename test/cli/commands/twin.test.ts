@@ -1,0 +1,151 @@
+// svc twin against a loopback HTTP server that answers like /api/approvals: the pending list as a
+// table, an empty hint or JSON; approve and reject send the session id and print the outcome; refusals
+// print the brain's message on one line and exit 1. Policies read and write a real settings.json.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { age, approvalsList, approvalsResolve, policiesSet, policiesShow, readPolicies, summariseArgs } from '../../../cli/commands/twin';
+import type { Connection } from '../../../cli/connection';
+
+interface Seen {
+  method: string;
+  url: string;
+  body: unknown;
+}
+
+async function fakeBrain(t: { after(fn: () => void): void }, answer: (s: Seen) => [number, unknown]) {
+  const seen: Seen[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString()));
+    req.on('end', () => {
+      const s = { method: req.method ?? '', url: req.url ?? '', body: raw ? (JSON.parse(raw) as unknown) : undefined };
+      seen.push(s);
+      const [status, body] = answer(s);
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  t.after(() => server.close());
+  const conn = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: 't', home: '/nonexistent' } satisfies Connection;
+  return { conn, seen };
+}
+
+function io() {
+  const text = { out: '', err: '' };
+  const sink = (k: 'out' | 'err') => new Writable({ write: (c: Buffer, _e, cb) => ((text[k] += c.toString()), cb()) });
+  return { text, io: { out: sink('out'), err: sink('err'), stdin: process.stdin, env: {} } };
+}
+
+function tempHome(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-twin-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const request = { request_id: 'req-1', session_id: 'sess-1', tool_name: 'run_command', args: { argv: ['ls', '-l'], cwd: '/home/pi' }, safety_level: 'privileged', created_at: 1000.5, status: 'pending' };
+
+void test('svc twin approvals lists the pending requests with their age and a summary of the args', async (t) => {
+  const { conn, seen } = await fakeBrain(t, () => [200, { count: 1, approvals: [request] }]);
+  const { io: cli, text } = io();
+  assert.equal(await approvalsList(conn, cli, { json: false, now: 1000.5 + 300 }), 0);
+  assert.deepEqual(seen, [{ method: 'GET', url: '/api/approvals', body: undefined }]);
+  const [head, row] = text.out.trimEnd().split('\n');
+  assert.match(head!, /^ID\s+TOOL\s+LEVEL\s+SESSION\s+AGE\s+ARGS$/);
+  assert.match(row!, /^req-1\s+run_command\s+privileged\s+sess-1\s+5m\s+argv=\["ls","-l"\] cwd=\/home\/pi$/);
+});
+
+void test('svc twin approvals prints a hint when nothing waits, and JSON with --json', async (t) => {
+  const { conn } = await fakeBrain(t, () => [200, { count: 0, approvals: [] }]);
+  const { io: cli, text } = io();
+  assert.equal(await approvalsList(conn, cli, { json: false, now: 0 }), 0);
+  assert.equal(text.out, 'no tool calls are waiting for approval\n');
+  const { io: j, text: jt } = io();
+  assert.equal(await approvalsList(conn, j, { json: true, now: 0 }), 0);
+  assert.deepEqual(JSON.parse(jt.out), []);
+});
+
+void test('svc twin approvals approve sends the session id and prints the summary', async (t) => {
+  const { conn, seen } = await fakeBrain(t, () => [200, { success: true, status: 'approved', request_id: 'req-1', session_id: 'sess-1', tool_name: 'run_command', summary: 'exit 0\nfile list', result: { status: 'ok', summary: 'exit 0' } }]);
+  const { io: cli, text } = io();
+  assert.equal(await approvalsResolve(conn, cli, { action: 'approve', id: 'req-1', session: 'sess-1' }), 0);
+  assert.deepEqual(seen, [{ method: 'POST', url: '/api/approvals/req-1/approve', body: { session_id: 'sess-1' } }]);
+  assert.equal(text.out, 'approved req-1 (run_command): exit 0 file list\n');
+});
+
+void test('svc twin approvals reject sends an empty body and says the call will not run', async (t) => {
+  const { conn, seen } = await fakeBrain(t, () => [200, { success: true, status: 'rejected', request_id: 'req-1', session_id: 'sess-1', tool_name: 'run_command' }]);
+  const { io: cli, text } = io();
+  assert.equal(await approvalsResolve(conn, cli, { action: 'reject', id: 'req-1' }), 0);
+  assert.deepEqual(seen, [{ method: 'POST', url: '/api/approvals/req-1/reject', body: {} }]);
+  assert.equal(text.out, 'rejected req-1 (run_command); it will not run\n');
+});
+
+void test('svc twin approvals approve: 404 and 409 print the brain message on one line and exit 1', async (t) => {
+  for (const [status, code, message] of [
+    [404, 'NOT_FOUND', 'no pending approval request nope'],
+    [409, 'session_mismatch', 'request req-1 belongs to session sess-1, not sess-2'],
+  ] as const) {
+    const { conn, seen } = await fakeBrain(t, () => [status, { error: { code, message, details: null } }]);
+    const { io: cli, text } = io();
+    assert.equal(await approvalsResolve(conn, cli, { action: 'approve', id: 'a/b', session: 'sess-2' }), 1);
+    assert.equal(seen[0]!.url, '/api/approvals/a%2Fb/approve', 'the id is one path segment');
+    assert.equal(text.err, `svc: ${message}\n`);
+    assert.equal(text.out, '');
+  }
+});
+
+void test('svc twin policies shows the defaults when settings.json has no approvals section', (t) => {
+  const home = tempHome(t);
+  const { io: cli, text } = io();
+  assert.equal(policiesShow(cli, { settingsFile: join(home, 'settings.json'), json: true }), 0);
+  assert.deepEqual(JSON.parse(text.out), { policies: { passive: 'auto', active: 'auto', privileged: 'ask', dangerous: 'ask' }, tools: {} });
+  const { io: table, text: tt } = io();
+  policiesShow(table, { settingsFile: join(home, 'settings.json'), json: false });
+  assert.match(tt.out, /^privileged\s+ask$/m);
+  assert.match(tt.out, /no per-tool overrides/);
+});
+
+void test('svc twin policies set writes a level or a tool into settings.json and keeps the other settings', (t) => {
+  const home = tempHome(t);
+  const file = join(home, 'settings.json');
+  writeFileSync(file, JSON.stringify({ port: 9191, approvals: { ttl_minutes: 60 } }));
+  const { io: cli, text } = io();
+  assert.equal(policiesSet(cli, { settingsFile: file, target: 'privileged', policy: 'auto' }), 0);
+  assert.equal(policiesSet(cli, { settingsFile: file, target: 'run_command', policy: 'deny' }), 0);
+  assert.match(text.out, /restart the brain/);
+  assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { port: 9191, approvals: { ttl_minutes: 60, policies: { privileged: 'auto' }, tools: { run_command: 'deny' } } });
+  assert.deepEqual(readPolicies(file), { policies: { passive: 'auto', active: 'auto', privileged: 'auto', dangerous: 'ask' }, tools: { run_command: 'deny' } });
+  assert.deepEqual(readdirSync(home), ['settings.json'], 'no temp file left behind');
+  const { io: shown, text: st } = io();
+  policiesShow(shown, { settingsFile: file, json: false });
+  assert.match(st.out, /^run_command\s+deny$/m);
+});
+
+void test('svc twin policies set refuses a bad policy or target with exit 2 and leaves the file alone', (t) => {
+  const home = tempHome(t);
+  const file = join(home, 'settings.json');
+  writeFileSync(file, '{"approvals":{}}');
+  const { io: cli, text } = io();
+  assert.equal(policiesSet(cli, { settingsFile: file, target: 'privileged', policy: 'maybe' }), 2);
+  assert.equal(policiesSet(cli, { settingsFile: file, target: 'two words', policy: 'ask' }), 2);
+  assert.match(text.err, /expected one of auto, ask, deny/);
+  assert.equal(readFileSync(file, 'utf8'), '{"approvals":{}}');
+});
+
+void test('summariseArgs is one line of at most max characters; age is never negative', () => {
+  fc.assert(
+    fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.integer({ min: 2, max: 200 }), (args, max) => {
+      const s = summariseArgs(args, max);
+      assert.ok(s.length <= max);
+      assert.ok(!/\n/.test(s));
+    }),
+  );
+  fc.assert(fc.property(fc.double({ noNaN: true, min: -1e9, max: 1e9 }), (s) => assert.match(age(s), /^\d+[smhd]$/)));
+});
