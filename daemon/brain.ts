@@ -124,6 +124,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
     secrets,
     tools,
     permissions,
+    bus,
     workingLimits: { maxItems: settings.memory.working.max_items, maxBytes: settings.memory.working.max_bytes },
   });
   agent.events.on('brain-bus', (event) => bus.emit(event));

@@ -160,9 +160,49 @@ export const SessionClosed = envelope(
   'The session ended (or, with reason left, this connection detached). evicted: it had no client and no turn when the brain needed its room.',
 );
 
-export const BrainMessage = Type.Union([SessionOpened, TurnStarted, StreamDelta, ToolCallEvent, ToolResultEvent, SduiPayload, SduiPatch, TextResponse, TelemetryOut, ErrorMessage, Pong, SessionClosed]);
+export const ApprovalRequested = envelope(
+  'approval_requested',
+  Obj({
+    request_id: Type.String(),
+    session_id: Type.String(),
+    tool_name: Type.String(),
+    args: Type.Record(Type.String(), Type.Unknown()),
+    safety_level: SafetyLevel,
+    created_at: Type.Number({ description: 'Epoch seconds with fraction' }),
+    status: Type.Literal('pending'),
+    turn_id: TurnId,
+  }),
+  'A tool call of this session was held for approval (the spec 2.6 fields of the request, and the turn that asked). Resolve it with POST /api/approvals/{request_id}/approve or /reject.',
+);
+export const ApprovalResolved = envelope(
+  'approval_resolved',
+  Obj({
+    request_id: Type.String(),
+    turn_id: TurnId,
+    tool_name: Type.String(),
+    status: Type.Union([Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('expired')]),
+  }),
+  'A held tool call of this session was approved (it ran; its outcome follows as a tool_result whose call_id is the request_id), rejected (it never runs) or expired.',
+);
+
+export const BrainMessage = Type.Union([
+  SessionOpened,
+  TurnStarted,
+  StreamDelta,
+  ToolCallEvent,
+  ToolResultEvent,
+  SduiPayload,
+  SduiPatch,
+  TextResponse,
+  TelemetryOut,
+  ErrorMessage,
+  Pong,
+  SessionClosed,
+  ApprovalRequested,
+  ApprovalResolved,
+]);
 export type BrainMessage = Static<typeof BrainMessage>;
-export const BRAIN_TYPES = ['session_opened', 'turn_started', 'stream_delta', 'tool_call', 'tool_result', 'sdui_payload', 'sdui_patch', 'text_response', 'telemetry', 'error', 'pong', 'session_closed'] as const;
+export const BRAIN_TYPES = ['session_opened', 'turn_started', 'stream_delta', 'tool_call', 'tool_result', 'sdui_payload', 'sdui_patch', 'text_response', 'telemetry', 'error', 'pong', 'session_closed', 'approval_requested', 'approval_resolved'] as const;
 
 export type BrainMessageOf<T extends BrainMessage['type']> = Extract<BrainMessage, { type: T }>;
 export type ClientMessageOf<T extends ClientMessage['type']> = Extract<ClientMessage, { type: T }>;

@@ -24,7 +24,8 @@ import { ToolRunner } from './tools/tool-runner';
 import { StaticPermissionHook, type PermissionHook } from '../kernel/permissions';
 import { SecretScrubber, type SecretSource } from './tools/secret-scrubber';
 import { brainTools } from './tools/brain-tools';
-import { agentMetrics } from './agent-metrics';
+import { agentMetrics, type AgentMetrics } from './agent-metrics';
+import type { BrainEvent } from '../kernel/events';
 
 export interface AgentSettings {
   max_tool_steps: number;
@@ -63,6 +64,11 @@ export interface AgentDeps {
   tools?: ToolRegistry;
   /** Bounds of the model's knowledge-extraction call; defaults when absent. */
   extraction?: ExtractionLimits;
+  /**
+   * The brain's bus: the agent hears the approvals capability on it (approval frames to the
+   * originating session, rejections counted as denials). Absent: no approvals are heard.
+   */
+  bus?: EventBus<BrainEvent>;
   /** Per-session working memory bounds (settings memory.working); defaults when absent. */
   workingLimits?: WorkingMemoryLimits;
   now?: () => number;
@@ -116,6 +122,14 @@ export class Agent {
       },
       ...(deps.now ? { now: deps.now } : {}),
     });
+    deps.bus?.on('agent', (event) => this.hear(event, metrics));
+  }
+
+  /** What the agent does with the approvals capability's events on the brain's bus. */
+  private hear(event: BrainEvent, metrics: AgentMetrics): void {
+    if (event.type !== 'approval_requested' && event.type !== 'approval_resolved') return;
+    if (event.type === 'approval_resolved' && event.status === 'rejected') metrics.toolDenied(event.tool);
+    this.sessions.approval(event);
   }
 
   start(): void {

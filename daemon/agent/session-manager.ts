@@ -16,6 +16,7 @@ import type { SessionPort, SessionState } from '../memory/session-port';
 import type { ChatMessage } from '../kernel/conversation';
 import type { BrainMessageOf } from '../../protocol/session';
 import type { AgentEvents } from './agent-events';
+import type { ApprovalEvent } from '../kernel/events';
 import { ADMIN_OWNER, Session, type ConversationEntry, type SessionClient, type SessionLimits, type SessionOwner } from './session';
 import type { TurnResult, TurnRunner } from './turn-runner';
 
@@ -223,6 +224,30 @@ export class SessionManager implements SessionPort {
     this.publishGauge();
     this.deps.events.emit({ type: 'session_closed', sessionId: id, reason, episodeId, at: this.now() / 1000 });
     return episodeId;
+  }
+
+  /**
+   * Tells the clients of the session that asked for a held tool call (spec 2.6) what became of it:
+   * approval_requested when it is held, approval_resolved when it ends, and after an approval the
+   * tool's outcome as a tool_result (call_id = request_id), so nobody has to ask. A session that has
+   * ended (or is in another brain's RAM since a restart) has no one to tell.
+   */
+  approval(event: ApprovalEvent): void {
+    const session = this.sessions.get(event.sessionId);
+    if (!session || session.ended) return;
+    const base = { session_id: session.id } as const;
+    if (event.type === 'approval_requested') {
+      session.broadcast({
+        type: 'approval_requested',
+        ...base,
+        payload: { request_id: event.requestId, session_id: session.id, tool_name: event.tool, args: event.args, safety_level: event.safety, created_at: event.createdAt, status: 'pending', turn_id: event.turnId },
+      });
+      return;
+    }
+    session.broadcast({ type: 'approval_resolved', ...base, payload: { request_id: event.requestId, turn_id: event.turnId, tool_name: event.tool, status: event.status } });
+    if (event.status === 'approved' && event.result) {
+      session.broadcast({ type: 'tool_result', ...base, payload: { turn_id: event.turnId, call_id: event.requestId, name: event.tool, status: event.result.status, summary: event.result.summary } });
+    }
   }
 
   stats(): { open: number; withClients: number; clients: number; turnsTotal: number } {

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../kernel/capability';
 import type { EventBus } from '../kernel/event-bus';
-import type { BrainEvent } from '../kernel/events';
+import type { ApprovedToolResult, BrainEvent } from '../kernel/events';
 import type { GaugeHandle } from '../kernel/metrics';
 import type { PermissionDecision, PermissionHook, PermissionRequest } from '../kernel/permissions';
 import type { ToolRegistry } from '../kernel/tool-registry';
@@ -33,7 +33,7 @@ export class Approvals implements PermissionHook {
     if (policy === 'deny') return { verdict: 'deny', reason: `${request.tool} is a ${request.safety} tool and the approvals policy refuses it; the call was refused` };
     const held = await this.deps.queue.add({ sessionId: request.sessionId, turnId: request.turnId, tool: request.tool, args: request.args, safety: request.safety });
     this.changed();
-    this.deps.bus.emit({ type: 'approval_requested', category: 'approval', priority: 'high', requestId: held.request_id, sessionId: held.session_id, turnId: held.turn_id, tool: held.tool_name, safety: held.safety_level, at: this.deps.clock.now() });
+    this.deps.bus.emit({ type: 'approval_requested', category: 'approval', priority: 'high', requestId: held.request_id, sessionId: held.session_id, turnId: held.turn_id, tool: held.tool_name, safety: held.safety_level, args: held.args, createdAt: held.created_at, at: this.deps.clock.now() });
     return { verdict: 'pending', requestId: held.request_id, reason: `${request.tool} needs your approval (request ${held.request_id}); it runs once you approve it` };
   }
 
@@ -64,7 +64,7 @@ export class Approvals implements PermissionHook {
     this.changed();
     const result = await this.run(request);
     await this.deps.queue.finish(requestId);
-    this.resolved(request, 'approved');
+    this.resolved(request, 'approved', { status: result.status, summary: result.summary });
     return { success: true, status: 'approved', request_id: request.request_id, session_id: request.session_id, tool_name: request.tool_name, summary: result.summary, result };
   }
 
@@ -94,7 +94,7 @@ export class Approvals implements PermissionHook {
     }
   }
 
-  private resolved(request: StoredRequest, status: 'approved' | 'rejected' | 'expired'): void {
-    this.deps.bus.emit({ type: 'approval_resolved', requestId: request.request_id, sessionId: request.session_id, tool: request.tool_name, status, at: this.deps.clock.now() });
+  private resolved(request: StoredRequest, status: 'approved' | 'rejected' | 'expired', result?: ApprovedToolResult): void {
+    this.deps.bus.emit({ type: 'approval_resolved', requestId: request.request_id, sessionId: request.session_id, turnId: request.turn_id, tool: request.tool_name, status, ...(result ? { result } : {}), at: this.deps.clock.now() });
   }
 }

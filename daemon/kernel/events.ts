@@ -22,12 +22,19 @@ export interface MemoryChange {
 }
 
 /**
- * The approvals capability (spec 2.6, 2.7): a tool call held for a person, and how it ended. A request
+ * The approvals capability (spec 2.6, 2.7): a tool call held for a person, and how it ended (with the
+ * tool's result when it was approved). `createdAt` is the request's created_at (epoch seconds). A request
  * is a notification of category `approval`, priority high (spec 2.14), for push and channels to deliver.
  */
 export type ApprovalEvent =
-  | { type: 'approval_requested'; category: 'approval'; priority: 'high'; requestId: string; sessionId: string; turnId: string; tool: string; safety: SafetyLevel; at: number }
-  | { type: 'approval_resolved'; requestId: string; sessionId: string; tool: string; status: 'approved' | 'rejected' | 'expired'; at: number };
+  | { type: 'approval_requested'; category: 'approval'; priority: 'high'; requestId: string; sessionId: string; turnId: string; tool: string; safety: SafetyLevel; args: Record<string, unknown>; createdAt: number; at: number }
+  | { type: 'approval_resolved'; requestId: string; sessionId: string; turnId: string; tool: string; status: 'approved' | 'rejected' | 'expired'; result?: ApprovedToolResult; at: number };
+
+/** What an approved tool call returned (spec 2.7 `result`, without its data): told to the originating session. */
+export interface ApprovedToolResult {
+  status: 'ok' | 'error';
+  summary: string;
+}
 
 /** Everything on the brain's bus. */
 export type BrainEvent = AgentEvent | ApprovalEvent | ({ type: 'memory_changed' } & MemoryChange);

@@ -56,7 +56,7 @@ void test('auto allows, deny refuses with a reason, ask holds the call as a pend
   assert.ok(held.verdict === 'pending' && queue.get(held.requestId)?.status === 'pending');
   assert.equal(await queued(), '1');
   assert.ok(held.verdict === 'pending');
-  assert.deepEqual(events, [{ type: 'approval_requested', category: 'approval', priority: 'high', requestId: held.requestId, sessionId: 's1', turnId: 't1', tool: 'reboot', safety: 'privileged', at: 1_700_000_000_000 }]);
+  assert.deepEqual(events, [{ type: 'approval_requested', category: 'approval', priority: 'high', requestId: held.requestId, sessionId: 's1', turnId: 't1', tool: 'reboot', safety: 'privileged', args: { delay: 5 }, createdAt: queue.get(held.requestId)!.created_at, at: 1_700_000_000_000 }]);
 });
 
 void test('approve runs the held call once with its arguments; a second approve is a 404 and runs nothing', async (t) => {
@@ -69,6 +69,11 @@ void test('approve runs the held call once with its arguments; a second approve 
   assert.deepEqual(runs, [{ delay: 5 }]);
   assert.equal(await queued(), '0');
   assert.deepEqual(events.map((e) => (e.type === 'approval_resolved' ? e.status : e.type)), ['approval_requested', 'approved']);
+  // The originating session hears the outcome through the bus: the turn that asked and the tool's result.
+  const resolved = events.find((e) => e.type === 'approval_resolved');
+  assert.ok(resolved?.type === 'approval_resolved');
+  assert.equal(resolved.turnId, 't1');
+  assert.deepEqual(resolved.result, { status: 'ok', summary: 'rebooting' });
 });
 
 void test('a tool failure is the approval result, not an error of the request', async (t) => {
