@@ -24,6 +24,9 @@ export interface SecretStore {
   set(namespace: string, key: string, value: string): void;
   delete(namespace: string, key: string): boolean;
   keys(namespace: string): string[];
+  /** Namespaces holding secrets (throws while locked): what must be kept from child processes. */
+  namespaces(): string[];
+  status(): { state: string };
 }
 
 export interface Clock {
