@@ -7,7 +7,7 @@ import { lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unl
 import { basename, dirname, join, resolve } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { GrantMode } from '../../protocol/files';
-import { defineTool, ToolFailure, type Tool } from '../kernel/tool';
+import { defineTool, ToolDenied, ToolFailure, type Tool } from '../kernel/tool';
 import type { ActiveGrant } from './grants';
 import { resolveGranted, type ResolvedPath, type ResolveOptions } from './path-guard';
 import { readHead, searchTree, type SearchLimits } from './file-search';
@@ -35,7 +35,7 @@ const PathArg = Type.String({ minLength: 1, maxLength: 4096, description: 'Absol
 export function fileTools(deps: FileToolDeps): Tool[] {
   const guard = (path: string, mode: GrantMode, options?: ResolveOptions): ResolvedPath => {
     const r = resolveGranted(path, deps.grants(), mode, options);
-    if (!r.ok) throw new ToolFailure(r.reason);
+    if (!r.ok) throw r.denied ? new ToolDenied(r.reason) : new ToolFailure(r.reason);
     return r.path;
   };
   const fileAt = (path: string, mode: GrantMode): string => {

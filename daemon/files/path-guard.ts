@@ -19,7 +19,8 @@ export interface ResolvedPath {
   grant: ActiveGrant;
 }
 
-export type Resolution = { ok: true; path: ResolvedPath } | { ok: false; reason: string };
+/** `denied`: no grant covers the path (or not with write): a refusal of the permission plane, not a bad path. */
+export type Resolution = { ok: true; path: ResolvedPath } | { ok: false; reason: string; denied?: true };
 
 export interface ResolveOptions {
   /** The path may be missing (a file to create, a move's destination); its parent must exist. */
@@ -52,7 +53,8 @@ export function resolveGranted(input: string, grants: readonly ActiveGrant[], mo
   if (!grant) {
     const readOnly = mode === 'write' && coveringGrant(found.real, grants, 'read');
     const via = found.real === normal ? '' : ` (it resolves to ${found.real})`;
-    return refuse(readOnly ? `the folder is granted read-only${via}; grant it with --write to change files` : `outside every granted folder${via}; grant one with \`svc grant add <folder>\``);
+    const reason = readOnly ? `the folder is granted read-only${via}; grant it with --write to change files` : `outside every granted folder${via}; grant one with \`svc grant add <folder>\``;
+    return { ok: false, reason: `${input}: ${reason}`, denied: true };
   }
   return { ok: true, path: { real: found.real, kind, grant } };
 }

@@ -43,3 +43,14 @@ export class ToolFailure extends Error {
     this.name = 'ToolFailure';
   }
 }
+
+/**
+ * A refusal by the permission plane inside a tool (a path outside every folder grant, a grant without
+ * write): the tool runner reports it as status `denied` and counts it in svc_tool_denials_total.
+ */
+export class ToolDenied extends ToolFailure {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolDenied';
+  }
+}

@@ -1,5 +1,6 @@
 // Runs one tool call the model asked for: offered? → arguments valid? → permission hook → run →
-// scrub secrets → bounded result. Whatever happens, the model gets a `tool` message back (a failed
+// scrub secrets → bounded result. A tool that refuses by the permission plane (ToolDenied: a path no
+// grant covers) is reported `denied` and counted like a policy denial. Whatever happens, the model gets a `tool` message back (a failed
 // call is information for the model, not a crash of the turn); bugs inside a tool are logged.
 import type { Logger } from 'pino';
 import type { ChatMessage, ToolCall } from '../../kernel/conversation';
@@ -8,7 +9,7 @@ import type { SduiComponent } from '../../../protocol/session';
 import type { ToolRegistry } from '../../kernel/tool-registry';
 import type { PermissionHook } from '../../kernel/permissions';
 import type { SecretScrubber } from './secret-scrubber';
-import { ToolFailure, type SafetyLevel, type ToolContext } from '../../kernel/tool';
+import { ToolDenied, ToolFailure, type SafetyLevel, type ToolContext } from '../../kernel/tool';
 
 /** Cap on what one result hands the model (characters of JSON): a tool cannot flood the context. */
 export const MAX_RESULT_CHARS = 8_000;
@@ -56,6 +57,10 @@ export class ToolRunner {
       const ui = outcome.ui ? this.deps.scrubber.scrubValue(outcome.ui) : undefined;
       return { ...this.result(call, tool.safety, 'ok', outcome.summary, outcome.data), ...(ui ? { ui } : {}), sources: outcome.sources ?? [] };
     } catch (err) {
+      if (err instanceof ToolDenied) {
+        this.deps.metrics.toolDenied(call.name);
+        return this.result(call, tool.safety, 'denied', err.message);
+      }
       if (err instanceof ToolFailure) return this.result(call, tool.safety, 'error', err.message);
       this.deps.logger.error({ err, tool: call.name, turn_id: ctx.turnId }, 'tool failed');
       return this.result(call, tool.safety, 'error', `${call.name} failed: ${(err as Error).message}`);

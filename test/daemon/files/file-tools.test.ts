@@ -6,10 +6,12 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILE_LIMITS } from '../../../daemon/files/file-tools';
-import { ToolFailure } from '../../../daemon/kernel/tool';
+import { ToolDenied, ToolFailure } from '../../../daemon/kernel/tool';
 import { filesBrain } from './files-brain';
 
 const refused = (why: RegExp) => (e: unknown) => e instanceof ToolFailure && why.test(e.message);
+/** A grant refusal is a denial of the permission plane (counted in svc_tool_denials_total), not a bad path. */
+const denied = (why: RegExp) => (e: unknown) => e instanceof ToolDenied && why.test(e.message);
 
 void test('every tool refuses a path outside the grants, and one reached through a link to outside', async (t) => {
   const { dir, call, grant } = await filesBrain(t);
@@ -28,10 +30,12 @@ void test('every tool refuses a path outside the grants, and one reached through
       ['move_file', { from: join(docs, 'door'), to: join(dir, 'private/moved') }],
       ['delete_file', { path }],
     ];
-    for (const [name, args] of calls) await assert.rejects(call(name, args), refused(/outside every granted folder/), `${name} ${JSON.stringify(args)}`);
+    for (const [name, args] of calls) await assert.rejects(call(name, args), denied(/outside every granted folder/), `${name} ${JSON.stringify(args)}`);
   }
   assert.equal(readFileSync(join(dir, 'private/secret.txt'), 'utf8'), 'secret');
   assert.ok(!existsSync(join(docs, 'taken.txt')));
+  // A bad path inside a grant is a failure of the call, not a denial.
+  await assert.rejects(call('read_file', { path: join(docs, 'missing.txt') }), (e: unknown) => e instanceof ToolFailure && !(e instanceof ToolDenied) && /does not exist/.test(e.message));
 });
 
 void test('read_file pages text by next_offset and describes binary files; list_directory pages; search_files finds what is there', async (t) => {
@@ -78,7 +82,7 @@ void test('write, edit, move and delete keep their contracts and need a write gr
   const { dir, call, grant } = await filesBrain(t);
   const docs = join(dir, 'docs');
   await grant(docs);
-  await assert.rejects(call('write_file', { path: join(docs, 'a.txt'), content: 'x' }), refused(/granted read-only/));
+  await assert.rejects(call('write_file', { path: join(docs, 'a.txt'), content: 'x' }), denied(/granted read-only/));
   await grant(docs, { write: true });
   await call('write_file', { path: join(docs, 'a.txt'), content: 'one two two' });
   await assert.rejects(call('write_file', { path: join(docs, 'b.txt'), content: 'x'.repeat(FILE_LIMITS.writeBytes + 1) }), refused(/exceeds/));
