@@ -84,7 +84,6 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'daemon/agent/router/specialists.ts': 'test/daemon/agent/router/router.test.ts',
   'daemon/agent/tools/brain-tools.ts': 'test/daemon/providers/local/local-provider.test.ts',
   'daemon/agent/tools/secret-matcher.ts': 'test/daemon/agent/tools/secret-scrubber.test.ts',
-  'daemon/agent/tools/tool-runner.ts': 'test/daemon/agent/turn-runner.test.ts',
   'daemon/capabilities.ts': 'test/daemon/brain.test.ts',
   'daemon/config/unsupported-settings.ts': 'test/daemon/config/load-settings.test.ts',
   'daemon/http/error-handler.ts': 'test/daemon/app.test.ts',
