@@ -67,6 +67,7 @@ export function runCommandTool(deps: RunCommandDeps): Tool {
     run: async ({ argv, cwd, timeout_ms }, ctx) => {
       const grants = deps.grants();
       if (cwd === undefined) throw new ToolFailure(`run_command needs a cwd inside a folder granted for writing (${grants.filter((g) => g.mode === 'write').map((g) => g.path).join(', ') || 'none granted; grant one with `svc grant add <folder> --write`'})`);
+      if (argv.some((a) => a.includes('\0'))) throw new ToolFailure('run_command: an argument contains a NUL character');
       const r = resolveGranted(cwd, grants, 'write');
       if (!r.ok) throw new ToolFailure(r.reason);
       if (r.path.kind !== 'directory') throw new ToolFailure(`${cwd}: a file, not a folder`);

@@ -56,6 +56,7 @@ void test('argv runs without a shell in the granted folder; exit code, stderr an
   assert.equal(failed.exit_code, 3);
   assert.equal(failed.stderr, 'oops\n');
   await assert.rejects(run({ argv: ['/no/such/program'] }), refused(/cannot be run \(ENOENT\)/));
+  await assert.rejects(run({ argv: ['/bin/echo', 'a\0b'] }), refused(/NUL character/));
 });
 
 void test('a timeout kills the whole process group and says so', async (t) => {
