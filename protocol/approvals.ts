@@ -65,3 +65,24 @@ export const ApprovalResolution = Type.Object({
   result: Type.Optional(ApprovalToolResult),
 });
 export type ApprovalResolution = Static<typeof ApprovalResolution>;
+
+/** auto runs the call, ask holds it for approval, deny refuses it (docs/approvals.md "The policy"). */
+export const ApprovalPolicy = Type.Union([Type.Literal('auto'), Type.Literal('ask'), Type.Literal('deny')]);
+export type ApprovalPolicy = Static<typeof ApprovalPolicy>;
+
+/** GET and PUT /api/approvals/policies: the policy in force per safety level, and per tool over its level. */
+export const ApprovalPolicies = Type.Object({
+  policies: Type.Object({ passive: ApprovalPolicy, active: ApprovalPolicy, privileged: ApprovalPolicy, dangerous: ApprovalPolicy }),
+  tools: Type.Record(Type.String(), ApprovalPolicy),
+});
+export type ApprovalPolicies = Static<typeof ApprovalPolicies>;
+
+/** PUT /api/approvals/policies: one safety level's policy, or one tool's (any other name). */
+export const ApprovalPolicyChange = Type.Object(
+  {
+    target: Type.String({ minLength: 1, maxLength: 64, pattern: '^\\S+$', description: 'A safety level, or a tool name' }),
+    policy: ApprovalPolicy,
+  },
+  { additionalProperties: false },
+);
+export type ApprovalPolicyChange = Static<typeof ApprovalPolicyChange>;

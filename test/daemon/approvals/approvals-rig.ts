@@ -22,7 +22,7 @@ export interface Rig {
   context: CapabilityContext;
   runs: unknown[];
   events: BrainEvent[];
-  api(method: 'GET' | 'POST', url: string, payload?: unknown, headers?: Record<string, string>): Promise<{ statusCode: number; body: string; json(): unknown }>;
+  api(method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown, headers?: Record<string, string>): Promise<{ statusCode: number; body: string; json(): unknown }>;
   queued(): Promise<string | undefined>;
   /** Stops the brain, keeping its home (a second rig on the same home is a restart). */
   stop(): Promise<void>;
