@@ -122,3 +122,13 @@ void test('a cwd outside the grants, through a symlink to outside, read-only, mi
   await assert.rejects(call('run_command', { argv: ['/bin/echo'] }), refused(/needs a cwd/));
   await assert.rejects(run({ cwd: 'docs', argv: ['/bin/echo'] }), refused(/not an absolute path/));
 });
+
+void test('aborting the turn kills the command', async (t) => {
+  const { brain, docs } = await granted(t);
+  const abort = new AbortController();
+  const running = brain.tools.get('run_command')!.run({ argv: ['/bin/sh', '-c', 'echo started; sleep 300'], cwd: docs, timeout_ms: 600_000 }, { sessionId: 's', turnId: 't', specialist: 'general', signal: abort.signal });
+  abort.abort();
+  const r = (await running).data as CommandResult;
+  assert.equal(r.signal, 'SIGKILL');
+  assert.equal(r.timed_out, false);
+});
