@@ -97,7 +97,8 @@ export class Agent {
     for (const t of brainTools({ devices: deps.devices, status: () => this.status() })) this.tools.register('agent', t);
     this.preferences = deps.store ? new RoutePreferences(deps.store) : null;
     const router = new Router(this.preferences, { enabled: settings.router.enabled, learn: settings.router.learn_from_corrections });
-    const runner = new ToolRunner({ registry: this.tools, permissions: deps.permissions ?? new StaticPermissionHook(), scrubber: new SecretScrubber(deps.secrets), metrics, logger });
+    const scrubber = new SecretScrubber(deps.secrets);
+    const runner = new ToolRunner({ registry: this.tools, permissions: deps.permissions ?? new StaticPermissionHook(), scrubber, metrics, logger });
     const context = new ContextBuilder({ identity: deps.identity, memory: this.memory, devices: deps.devices, limits: { identityChars: 6000, memoryHits: 3, workingItems: 12, historyMessages: settings.history_messages } });
     this.knowledge = this.memory ? new KnowledgeExtractor({ memory: this.memory, provider: deps.provider, events: this.events, logger: logger.child({ part: 'knowledge' }), ...(deps.extraction ? { limits: deps.extraction } : {}) }) : null;
     this.turns = new TurnRunner({ provider: deps.provider, tools: this.tools, runner, router, context, events: this.events, logger, maxToolSteps: settings.max_tool_steps, knowledge: this.knowledge ?? undefined, ...(deps.now ? { now: deps.now } : {}) });
@@ -122,14 +123,19 @@ export class Agent {
       },
       ...(deps.now ? { now: deps.now } : {}),
     });
-    deps.bus?.on('agent', (event) => this.hear(event, metrics));
+    deps.bus?.on('agent', (event) => this.hear(event, metrics, scrubber));
   }
 
   /** What the agent does with the approvals capability's events on the brain's bus. */
-  private hear(event: BrainEvent, metrics: AgentMetrics): void {
-    if (event.type !== 'approval_requested' && event.type !== 'approval_resolved') return;
-    if (event.type === 'approval_resolved' && event.status === 'rejected') metrics.toolDenied(event.tool);
-    this.sessions.approval(event);
+  private hear(event: BrainEvent, metrics: AgentMetrics, scrubber: SecretScrubber): void {
+    if (event.type === 'approval_requested') {
+      this.sessions.approval({ ...event, args: scrubber.scrubValue(event.args) });
+      return;
+    }
+    if (event.type !== 'approval_resolved') return;
+    if (event.status === 'rejected') metrics.toolDenied(event.tool);
+    // A tool's summary is scrubbed of vault secrets before any client or the conversation sees it (as in the tool runner).
+    this.sessions.approval(event.result ? { ...event, result: { status: event.result.status, summary: scrubber.scrub(event.result.summary) } } : event);
   }
 
   start(): void {

@@ -248,6 +248,10 @@ export class SessionManager implements SessionPort {
     if (event.status === 'approved' && event.result) {
       session.broadcast({ type: 'tool_result', ...base, payload: { turn_id: event.turnId, call_id: event.requestId, name: event.tool, status: event.result.status, summary: event.result.summary } });
     }
+    // The conversation carries the outcome too, so the next turn's model (and a resumed client's
+    // history) knows what became of the call it asked for.
+    session.record({ message: { role: 'assistant', content: approvalNote(event) }, turnId: event.turnId, at: this.now() });
+    this.enforceBudget(session);
   }
 
   stats(): { open: number; withClients: number; clients: number; turnsTotal: number } {
@@ -338,6 +342,15 @@ export class SessionManager implements SessionPort {
   private publishGauge(): void {
     this.deps.metrics.activeSessions(this.stats().withClients);
   }
+}
+
+/** One line for the conversation about how a held call ended. */
+export function approvalNote(event: Extract<ApprovalEvent, { type: 'approval_resolved' }>): string {
+  const call = `${event.tool} (approval request ${event.requestId})`;
+  if (event.status === 'rejected') return `[approval] You rejected ${call}; it did not run.`;
+  if (event.status === 'expired') return `[approval] ${call} expired without an answer; it did not run.`;
+  if (!event.result) return `[approval] You approved ${call}.`;
+  return event.result.status === 'ok' ? `[approval] You approved ${call}; it ran: ${event.result.summary}` : `[approval] You approved ${call}; it failed: ${event.result.summary}`;
 }
 
 /** A session the brain may end to make room: no client is attached and no turn is running or waiting. */

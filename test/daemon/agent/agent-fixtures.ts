@@ -6,6 +6,8 @@ import type { ToolCall } from '../../../daemon/kernel/conversation';
 import type { MemoryService } from '../../../daemon/memory/memory-service';
 import type { Episode, Note, SearchResponse, Triple, TripleInput } from '../../../protocol/memory';
 import { memoryTools } from '../../../daemon/memory/memory-tools';
+import type { EventBus } from '../../../daemon/kernel/event-bus';
+import type { BrainEvent } from '../../../daemon/kernel/events';
 import { identityTool } from '../../../daemon/identity/identity-tool';
 import { Agent, type AgentSettings } from '../../../daemon/agent/agent';
 import { createMetrics, type Metrics } from '../../../daemon/metrics/metrics';
@@ -138,7 +140,7 @@ export interface AgentFixture {
   devices: FakeDevices;
 }
 
-export function makeAgent(provider: Provider, opts: { store?: Store | null; secrets?: string[]; settings?: Partial<AgentSettings>; devices?: DeviceSummary[] } = {}): AgentFixture {
+export function makeAgent(provider: Provider, opts: { store?: Store | null; secrets?: string[]; settings?: Partial<AgentSettings>; devices?: DeviceSummary[]; bus?: EventBus<BrainEvent> } = {}): AgentFixture {
   const memory = new FakeMemory();
   const metrics = createMetrics(true);
   const devices = new FakeDevices(opts.devices);
@@ -153,6 +155,7 @@ export function makeAgent(provider: Provider, opts: { store?: Store | null; secr
     settings: { ...SETTINGS, ...opts.settings },
     brain: { version: '0.0.0-test', uptimeSeconds: () => 1, stopping: () => false },
     secrets: () => opts.secrets ?? [],
+    ...(opts.bus ? { bus: opts.bus } : {}),
   });
   withCoreTools(agent);
   agent.start();
