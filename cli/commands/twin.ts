@@ -1,16 +1,14 @@
 // svc twin approvals|policies (issue 11, spec 4.14): the tool calls waiting for approval, via
-// /api/approvals, and the approval policy (docs/approvals.md).
+// /api/approvals, and the approval policy, via /api/approvals/policies (docs/approvals.md).
 //   svc twin approvals [--json]                       pending requests
 //   svc twin approvals approve <id> [--session <id>]  runs the held call once
 //   svc twin approvals reject <id> [--session <id>]   the call never runs
 //   svc twin policies [--json]                        policy per safety level and per tool
 //   svc twin policies set <tool|level> <auto|ask|deny>
-// The policies are the `approvals` section of $SVC_HOME/settings.json, which the brain reads at start:
-// `set` rewrites the file atomically (STYLE.md 11) and says to restart the brain.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+// The policies are settings (`approvals` in settings.json); GET/PUT /api/approvals/policies shows and
+// changes them, and the brain applies a change at once and keeps it in settings.json.
 import type { Sade } from 'sade';
-import type { ApprovalList, ApprovalRequest, ApprovalResolution } from '../../protocol/approvals';
+import type { ApprovalList, ApprovalPolicies, ApprovalRequest, ApprovalResolution } from '../../protocol/approvals';
 import { callBrain, type Connection } from '../connection';
 import { reportError, table, type CliIo, type CommandContext } from './key';
 
@@ -25,17 +23,8 @@ export const TWIN_USAGE = `usage: svc twin approvals [--json]
 
 export const LEVELS = ['passive', 'active', 'privileged', 'dangerous'] as const;
 export const POLICIES = ['auto', 'ask', 'deny'] as const;
-type Level = (typeof LEVELS)[number];
-type Policy = (typeof POLICIES)[number];
-/** The defaults of the settings schema (daemon/approvals/approval-policy.ts; docs/approvals.md "The policy"). */
-const DEFAULT_LEVELS: Record<Level, Policy> = { passive: 'auto', active: 'auto', privileged: 'ask', dangerous: 'ask' };
 /** Tool names as the settings schema bounds them. */
 const TOOL_NAME = /^[^\s]{1,64}$/;
-
-export interface EffectivePolicies {
-  policies: Record<Level, Policy>;
-  tools: Record<string, Policy>;
-}
 
 export async function approvalsList(conn: Connection, io: CliIo, args: { json: boolean; now: number }): Promise<number> {
   const r = await callBrain<ApprovalList>(conn, 'GET', '/api/approvals');
@@ -55,26 +44,21 @@ export async function approvalsResolve(conn: Connection, io: CliIo, args: { acti
   return 0;
 }
 
-/** The policies in force after the brain's next start: settings.json's `approvals` over the defaults. */
-export function readPolicies(settingsFile: string): EffectivePolicies {
-  const approvals = (readSettings(settingsFile).approvals ?? {}) as { policies?: Partial<Record<Level, Policy>>; tools?: Record<string, Policy> };
-  return { policies: { ...DEFAULT_LEVELS, ...approvals.policies }, tools: { ...approvals.tools } };
-}
-
-export function policiesShow(io: CliIo, args: { settingsFile: string; json: boolean }): number {
-  const p = readPolicies(args.settingsFile);
+export async function policiesShow(conn: Connection, io: CliIo, args: { json: boolean }): Promise<number> {
+  const r = await callBrain<ApprovalPolicies>(conn, 'GET', '/api/approvals/policies');
+  if (r.status !== 200) return reportError(io, r.status, r.body);
   if (args.json) {
-    io.out.write(`${JSON.stringify(p)}\n`);
+    io.out.write(`${JSON.stringify(r.body)}\n`);
     return 0;
   }
-  const tools = Object.entries(p.tools).sort(([a], [b]) => a.localeCompare(b));
-  io.out.write(table([['LEVEL', 'POLICY'], ...LEVELS.map((l) => [l, p.policies[l]])]));
+  const tools = Object.entries(r.body.tools).sort(([a], [b]) => a.localeCompare(b));
+  io.out.write(table([['LEVEL', 'POLICY'], ...LEVELS.map((l) => [l, r.body.policies[l]])]));
   io.out.write(tools.length === 0 ? 'no per-tool overrides\n' : `\n${table([['TOOL', 'POLICY'], ...tools])}`);
   return 0;
 }
 
-/** Sets a level's or a tool's policy in settings.json; 2 for a bad target or policy. */
-export function policiesSet(io: CliIo, args: { settingsFile: string; target: string; policy: string }): number {
+/** Sets a level's or a tool's policy; 2 for a bad target or policy (checked before calling the brain). */
+export async function policiesSet(conn: Connection, io: CliIo, args: { target: string; policy: string }): Promise<number> {
   if (!(POLICIES as readonly string[]).includes(args.policy)) {
     io.err.write(`svc: policy '${args.policy}': expected one of ${POLICIES.join(', ')}\n`);
     return 2;
@@ -83,21 +67,11 @@ export function policiesSet(io: CliIo, args: { settingsFile: string; target: str
     io.err.write(`svc: '${args.target}': expected a safety level (${LEVELS.join(', ')}) or a tool name of 1-64 characters without spaces\n`);
     return 2;
   }
-  const settings = readSettings(args.settingsFile);
-  const approvals = { ...(settings.approvals as Record<string, unknown> | undefined) };
-  const key = (LEVELS as readonly string[]).includes(args.target) ? 'policies' : 'tools';
-  approvals[key] = { ...(approvals[key] as Record<string, Policy> | undefined), [args.target]: args.policy };
-  writeFileAtomic(args.settingsFile, `${JSON.stringify({ ...settings, approvals }, null, 2)}\n`, 0o600);
-  const what = key === 'policies' ? `${args.target} tools` : `the tool ${args.target}`;
-  io.out.write(`set the policy of ${what} to ${args.policy} in ${args.settingsFile}; restart the brain to apply it (svc stop && svc start, or systemctl restart svc-brain)\n`);
+  const r = await callBrain<ApprovalPolicies>(conn, 'PUT', '/api/approvals/policies', { target: args.target, policy: args.policy });
+  if (r.status !== 200) return reportError(io, r.status, r.body);
+  const what = (LEVELS as readonly string[]).includes(args.target) ? `${args.target} tools` : `the tool ${args.target}`;
+  io.out.write(`the policy of ${what} is now ${args.policy}\n`);
   return 0;
-}
-
-function readSettings(file: string): Record<string, unknown> {
-  if (!existsSync(file)) return {};
-  const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${file}: expected a JSON object`);
-  return parsed as Record<string, unknown>;
 }
 
 function approvalRow(a: ApprovalRequest, now: number): string[] {
@@ -119,24 +93,6 @@ export function summariseArgs(args: Record<string, unknown>, max = 60): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-/** settings.json is written whole and atomically (STYLE.md 11): temp file, fsync, rename. */
-function writeFileAtomic(file: string, text: string, mode: number): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(tmp, 'w', mode);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-}
-
 const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 export function registerTwinCommands(prog: Sade, ctx: CommandContext): void {
@@ -144,7 +100,6 @@ export function registerTwinCommands(prog: Sade, ctx: CommandContext): void {
     ctx.out.write(TWIN_USAGE);
     ctx.exit(2);
   };
-  const settingsFile = (o: Opts) => join(ctx.conn(o).home, 'settings.json');
   prog.command('twin', 'Approvals of held tool calls and the approval policy: approvals, policies').action(usage);
   prog
     .command('twin approvals', 'Tool calls waiting for your approval (approve or reject <id>)')
@@ -158,8 +113,8 @@ export function registerTwinCommands(prog: Sade, ctx: CommandContext): void {
   prog
     .command('twin policies', 'The approval policy per safety level and per tool')
     .option('--json', 'Machine-readable output')
-    .action((o: Opts) => ctx.exit(policiesShow(ctx, { settingsFile: settingsFile(o), json: o.json === true })));
+    .action(async (o: Opts) => ctx.exit(await policiesShow(ctx.conn(o), ctx, { json: o.json === true })));
   prog
-    .command('twin policies set <target> <policy>', 'Set a level or tool to auto, ask or deny in settings.json (applies at the next brain start)')
-    .action((target: string, policy: string, o: Opts) => ctx.exit(policiesSet(ctx, { settingsFile: settingsFile(o), target, policy })));
+    .command('twin policies set <target> <policy>', 'Set a safety level or a tool to auto, ask or deny (applies at once, kept in settings.json)')
+    .action(async (target: string, policy: string, o: Opts) => ctx.exit(await policiesSet(ctx.conn(o), ctx, { target, policy })));
 }

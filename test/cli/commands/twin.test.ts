@@ -1,16 +1,14 @@
 // svc twin against a loopback HTTP server that answers like /api/approvals: the pending list as a
 // table, an empty hint or JSON; approve and reject send the session id and print the outcome; refusals
-// print the brain's message on one line and exit 1. Policies read and write a real settings.json.
+// print the brain's message on one line and exit 1; policies are shown and set through
+// /api/approvals/policies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
-import { age, approvalsList, approvalsResolve, policiesSet, policiesShow, readPolicies, summariseArgs } from '../../../cli/commands/twin';
+import { age, approvalsList, approvalsResolve, policiesSet, policiesShow, summariseArgs } from '../../../cli/commands/twin';
 import type { Connection } from '../../../cli/connection';
 
 interface Seen {
@@ -41,12 +39,6 @@ function io() {
   const text = { out: '', err: '' };
   const sink = (k: 'out' | 'err') => new Writable({ write: (c: Buffer, _e, cb) => ((text[k] += c.toString()), cb()) });
   return { text, io: { out: sink('out'), err: sink('err'), stdin: process.stdin, env: {} } };
-}
-
-function tempHome(t: { after(fn: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-twin-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 const request = { request_id: 'req-1', session_id: 'sess-1', tool_name: 'run_command', args: { argv: ['ls', '-l'], cwd: '/home/pi' }, safety_level: 'privileged', created_at: 1000.5, status: 'pending' };
@@ -101,42 +93,48 @@ void test('svc twin approvals approve: 404 and 409 print the brain message on on
   }
 });
 
-void test('svc twin policies shows the defaults when settings.json has no approvals section', (t) => {
-  const home = tempHome(t);
+const defaults = { policies: { passive: 'auto', active: 'auto', privileged: 'ask', dangerous: 'ask' }, tools: {} };
+
+void test('svc twin policies shows the levels and the per-tool overrides, or JSON with --json', async (t) => {
+  const { conn, seen } = await fakeBrain(t, () => [200, { ...defaults, tools: { run_command: 'deny', fetch_url: 'auto' } }]);
   const { io: cli, text } = io();
-  assert.equal(policiesShow(cli, { settingsFile: join(home, 'settings.json'), json: true }), 0);
-  assert.deepEqual(JSON.parse(text.out), { policies: { passive: 'auto', active: 'auto', privileged: 'ask', dangerous: 'ask' }, tools: {} });
-  const { io: table, text: tt } = io();
-  policiesShow(table, { settingsFile: join(home, 'settings.json'), json: false });
-  assert.match(tt.out, /^privileged\s+ask$/m);
-  assert.match(tt.out, /no per-tool overrides/);
+  assert.equal(await policiesShow(conn, cli, { json: false }), 0);
+  assert.deepEqual(seen, [{ method: 'GET', url: '/api/approvals/policies', body: undefined }]);
+  assert.match(text.out, /^LEVEL\s+POLICY\npassive\s+auto\nactive\s+auto\nprivileged\s+ask\ndangerous\s+ask\n\nTOOL\s+POLICY\nfetch_url\s+auto\nrun_command\s+deny\n$/);
+  const { io: j, text: jt } = io();
+  assert.equal(await policiesShow(conn, j, { json: true }), 0);
+  assert.deepEqual(JSON.parse(jt.out), { ...defaults, tools: { run_command: 'deny', fetch_url: 'auto' } });
 });
 
-void test('svc twin policies set writes a level or a tool into settings.json and keeps the other settings', (t) => {
-  const home = tempHome(t);
-  const file = join(home, 'settings.json');
-  writeFileSync(file, JSON.stringify({ port: 9191, approvals: { ttl_minutes: 60 } }));
+void test('svc twin policies says when no tool has its own policy', async (t) => {
+  const { conn } = await fakeBrain(t, () => [200, defaults]);
   const { io: cli, text } = io();
-  assert.equal(policiesSet(cli, { settingsFile: file, target: 'privileged', policy: 'auto' }), 0);
-  assert.equal(policiesSet(cli, { settingsFile: file, target: 'run_command', policy: 'deny' }), 0);
-  assert.match(text.out, /restart the brain/);
-  assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { port: 9191, approvals: { ttl_minutes: 60, policies: { privileged: 'auto' }, tools: { run_command: 'deny' } } });
-  assert.deepEqual(readPolicies(file), { policies: { passive: 'auto', active: 'auto', privileged: 'auto', dangerous: 'ask' }, tools: { run_command: 'deny' } });
-  assert.deepEqual(readdirSync(home), ['settings.json'], 'no temp file left behind');
-  const { io: shown, text: st } = io();
-  policiesShow(shown, { settingsFile: file, json: false });
-  assert.match(st.out, /^run_command\s+deny$/m);
+  await policiesShow(conn, cli, { json: false });
+  assert.match(text.out, /no per-tool overrides\n$/);
 });
 
-void test('svc twin policies set refuses a bad policy or target with exit 2 and leaves the file alone', (t) => {
-  const home = tempHome(t);
-  const file = join(home, 'settings.json');
-  writeFileSync(file, '{"approvals":{}}');
+void test('svc twin policies set sends the target and policy and says what changed', async (t) => {
+  const { conn, seen } = await fakeBrain(t, () => [200, defaults]);
   const { io: cli, text } = io();
-  assert.equal(policiesSet(cli, { settingsFile: file, target: 'privileged', policy: 'maybe' }), 2);
-  assert.equal(policiesSet(cli, { settingsFile: file, target: 'two words', policy: 'ask' }), 2);
+  assert.equal(await policiesSet(conn, cli, { target: 'privileged', policy: 'auto' }), 0);
+  assert.equal(await policiesSet(conn, cli, { target: 'run_command', policy: 'deny' }), 0);
+  assert.deepEqual(seen.map((s) => [s.method, s.url, s.body]), [
+    ['PUT', '/api/approvals/policies', { target: 'privileged', policy: 'auto' }],
+    ['PUT', '/api/approvals/policies', { target: 'run_command', policy: 'deny' }],
+  ]);
+  assert.equal(text.out, 'the policy of privileged tools is now auto\nthe policy of the tool run_command is now deny\n');
+});
+
+void test('svc twin policies set: a bad policy or target is exit 2 without a call; a refusal is exit 1', async (t) => {
+  const { conn, seen } = await fakeBrain(t, () => [400, { error: { code: 'BAD_REQUEST', message: 'body/target: too long', details: null } }]);
+  const { io: cli, text } = io();
+  assert.equal(await policiesSet(conn, cli, { target: 'privileged', policy: 'maybe' }), 2);
+  assert.equal(await policiesSet(conn, cli, { target: 'two words', policy: 'ask' }), 2);
   assert.match(text.err, /expected one of auto, ask, deny/);
-  assert.equal(readFileSync(file, 'utf8'), '{"approvals":{}}');
+  assert.deepEqual(seen, []);
+  const { io: r, text: rt } = io();
+  assert.equal(await policiesSet(conn, r, { target: 'privileged', policy: 'ask' }), 1);
+  assert.equal(rt.err, 'svc: body/target: too long\n');
 });
 
 void test('summariseArgs is one line of at most max characters; age is never negative', () => {
