@@ -160,11 +160,14 @@ void test('chat volume stays inside the byte budget: the brain with a 64 MiB hea
   );
   const after = rssKiB(pid);
   // Ten budgets of headroom: the held text is at most one budget (UTF-16 in V8, so two), and the rest is
-  // the heap's own growth to its working size, malloc and SQLite's page cache (33 MiB of growth measured).
-  const bound = before + (10 * budget) / 1024;
+  // the heap's own growth to its working size, malloc and SQLite's page cache (33-42 MiB of growth
+  // measured). Measured from at least 80 MiB: right after start the RSS read varies (71-85 MiB seen) with
+  // how far V8 has got, which must not tighten the bound.
+  const base = Math.max(before, 80 * 1024);
+  const bound = base + (10 * budget) / 1024;
   const heldIfUnbounded = (sentChars * 2) / 1024;
   t.diagnostic(`sessions ${CLIENTS * (TURNS / 25)}, sent ${sentChars} chars (${Math.round((sentChars * 3) / 2 ** 20)} MiB UTF-8), RSS ${before} → ${after} KiB, bound ${bound} KiB`);
-  assert.ok(heldIfUnbounded > 1.3 * (bound - before), 'the attack sends more than the bound allows to be held');
+  assert.ok(heldIfUnbounded > 1.3 * (bound - base), 'the attack sends more than the bound allows to be held');
   assert.equal(brain.child.exitCode, null, 'the brain is alive');
   assert.ok(after < bound, `RSS ${after} KiB stays under ${bound} KiB`);
   assert.equal((await fetch(`${brain.url}/health`)).status, 200);
