@@ -2,7 +2,7 @@
 // from protocol/text.ts, so ids carry the same rules as everywhere else (docs/api.md "Input rules").
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from './text';
-import { SafetyLevel } from './session';
+import { APPROVAL_REQUEST_FIELDS } from './session';
 
 /** Bounds of the list's `limit` (spec 4.8): outside them, or not an integer, is a 400, never clamped. */
 export const APPROVAL_LIST_LIMIT = { min: 1, max: 500, default: 100 } as const;
@@ -18,15 +18,7 @@ export const ApprovalStatus = Type.Union([
 export type ApprovalStatus = Static<typeof ApprovalStatus>;
 
 /** Spec 2.6. */
-export const ApprovalRequest = Type.Object({
-  request_id: Type.String(),
-  session_id: Type.String(),
-  tool_name: Type.String(),
-  args: Type.Record(Type.String(), Type.Unknown()),
-  safety_level: SafetyLevel,
-  created_at: Type.Number({ description: 'Epoch seconds with fraction' }),
-  status: ApprovalStatus,
-});
+export const ApprovalRequest = Type.Object({ ...APPROVAL_REQUEST_FIELDS, status: ApprovalStatus });
 export type ApprovalRequest = Static<typeof ApprovalRequest>;
 
 export const ApprovalList = Type.Object({ count: Type.Integer(), approvals: Type.Array(ApprovalRequest) });

@@ -160,18 +160,19 @@ export const SessionClosed = envelope(
   'The session ended (or, with reason left, this connection detached). evicted: it had no client and no turn when the brain needed its room.',
 );
 
+/** The fields of an approval request (spec 2.6) but its status: the approvals list and this frame share them. */
+export const APPROVAL_REQUEST_FIELDS = {
+  request_id: Type.String(),
+  session_id: Type.String(),
+  tool_name: Type.String(),
+  args: Type.Record(Type.String(), Type.Unknown()),
+  safety_level: SafetyLevel,
+  created_at: Type.Number({ description: 'Epoch seconds with fraction' }),
+};
+
 export const ApprovalRequested = envelope(
   'approval_requested',
-  Obj({
-    request_id: Type.String(),
-    session_id: Type.String(),
-    tool_name: Type.String(),
-    args: Type.Record(Type.String(), Type.Unknown()),
-    safety_level: SafetyLevel,
-    created_at: Type.Number({ description: 'Epoch seconds with fraction' }),
-    status: Type.Literal('pending'),
-    turn_id: TurnId,
-  }),
+  Obj({ ...APPROVAL_REQUEST_FIELDS, status: Type.Literal('pending'), turn_id: TurnId }),
   'A tool call of this session was held for approval (the spec 2.6 fields of the request, and the turn that asked). Resolve it with POST /api/approvals/{request_id}/approve or /reject.',
 );
 export const ApprovalResolved = envelope(
