@@ -3,41 +3,8 @@
 // brain's message and exit 1, and list prints a table, an empty hint or JSON.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { grantAdd, grantList, grantRevoke } from '../../../cli/commands/grant';
-import type { Connection } from '../../../cli/connection';
-
-interface Seen {
-  method: string;
-  url: string;
-  body: unknown;
-}
-
-async function fakeBrain(t: { after(fn: () => void): void }, answer: (s: Seen) => [number, unknown]) {
-  const seen: Seen[] = [];
-  const server = createServer((req: IncomingMessage, res) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => {
-      const s = { method: req.method ?? '', url: req.url ?? '', body: raw ? (JSON.parse(raw) as unknown) : undefined };
-      seen.push(s);
-      const [status, body] = answer(s);
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  t.after(() => server.close());
-  const conn = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: 't', home: '/nonexistent' } satisfies Connection;
-  return { conn, seen };
-}
-
-function io() {
-  const text = { out: '', err: '' };
-  const sink = (k: 'out' | 'err') => new Writable({ write: (c: Buffer, _e, cb) => ((text[k] += c.toString()), cb()) });
-  return { text, io: { out: sink('out'), err: sink('err'), stdin: process.stdin, env: {} } };
-}
+import { fakeBrain, io } from '../../helpers/cli-rig';
 
 const grant = { path: '/home/pi/docs', mode: 'write', expires_at: '2026-01-01T02:00:00.000Z', created_at: '2026-01-01T00:00:00.000Z' };
 
