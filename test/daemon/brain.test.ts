@@ -4,21 +4,13 @@
 // docs/architecture.md promises ("Adding a capability").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { pino } from 'pino';
-import { assembleBrain } from '../../daemon/brain';
 import { CAPABILITIES } from '../../daemon/capabilities';
-import { deepFreeze, parseSettings, settingsFormat } from '../../daemon/config/load-settings';
+import { parseSettings, settingsFormat } from '../../daemon/config/load-settings';
 import { defineCapability } from '../../daemon/kernel/capability';
 import { defineTool } from '../../daemon/kernel/tool';
-import { Lifecycle } from '../../daemon/lifecycle/lifecycle';
-import { SecretScrubber } from '../../daemon/agent/tools/secret-scrubber';
 import { routes } from '../../daemon/http/route-kit';
-import { startParts, stopParts } from '../../daemon/kernel/parts';
+import { inProcessBrain } from '../helpers/assembled-brain';
 
 const greeter = defineCapability({
   name: 'greeter',
@@ -47,18 +39,9 @@ const greeter = defineCapability({
 });
 
 void test('a capability contributes its settings section, migration, route, tool and metric to an assembled brain', async (t) => {
-  const home = mkdtempSync(join(tmpdir(), 'svc-brain-'));
   const capabilities = [...CAPABILITIES, greeter];
   // A version-1 file in the capability's old spelling: its settings migration raises it.
-  const settings = deepFreeze({ ...parseSettings({ greeter: { salutation: 'ahoy' }, server: { port: 0 } }, 'settings.json', settingsFormat(capabilities)) });
-  const logger = pino({ level: 'silent' });
-  const token = randomBytes(16).toString('hex');
-  const brain = await assembleBrain({ home, settings, logger, version: '0.0.0-test', lifecycle: new Lifecycle(), apiToken: token, vaultKey: randomBytes(32), scrubber: new SecretScrubber() }, capabilities);
-  await startParts(brain.parts, logger);
-  t.after(async () => {
-    await stopParts(brain.parts, logger, 2000);
-    rmSync(home, { recursive: true, force: true });
-  });
+  const { brain, token } = await inProcessBrain(t, { capabilities, file: { greeter: { salutation: 'ahoy' } } });
   assert.deepEqual(brain.capabilities, [...CAPABILITIES.map((c) => c.name), 'greeter']);
 
   const auth = { authorization: `Bearer ${token}` };

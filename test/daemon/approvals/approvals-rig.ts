@@ -1,21 +1,16 @@
 // A started brain for the approvals tests: the real capability list plus `rig`, a test capability that
 // owns the privileged tool `reboot` (counting its runs), hears the bus and hands out its context.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { pino } from 'pino';
-import { assembleBrain, type Brain } from '../../../daemon/brain';
+import { type Brain } from '../../../daemon/brain';
 import { CAPABILITIES } from '../../../daemon/capabilities';
-import { deepFreeze, parseSettings, settingsFormat } from '../../../daemon/config/load-settings';
 import { defineCapability, type CapabilityContext } from '../../../daemon/kernel/capability';
 import { defineTool } from '../../../daemon/kernel/tool';
-import { Lifecycle } from '../../../daemon/lifecycle/lifecycle';
-import { SecretScrubber } from '../../../daemon/agent/tools/secret-scrubber';
-import { startParts, stopParts } from '../../../daemon/kernel/parts';
 import type { BrainEvent } from '../../../daemon/kernel/events';
+import { inProcessBrain } from '../../helpers/assembled-brain';
 
 export interface Rig {
   brain: Brain;
@@ -41,22 +36,7 @@ export async function approvalsRig(t: { after(fn: () => unknown): void }, file: 
       return { tools: [defineTool({ spec: { name: 'reboot', description: 'Reboots the host.', parameters: Type.Object({ delay: Type.Integer() }) }, safety: 'privileged', run: async (args) => (runs.push(args), { summary: `rebooting in ${args.delay}s` }) })] };
     },
   });
-  const capabilities = [...CAPABILITIES, rig];
-  const settings = deepFreeze({ ...parseSettings({ server: { port: 0 }, ...file }, 'settings.json', settingsFormat(capabilities)) });
-  const logger = pino({ level: 'silent' });
-  const token = randomBytes(16).toString('hex');
-  const brain = await assembleBrain({ home, settings, logger, version: '0.0.0-test', lifecycle: new Lifecycle(), apiToken: token, vaultKey: randomBytes(32), scrubber: new SecretScrubber() }, capabilities);
-  await startParts(brain.parts, logger);
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await stopParts(brain.parts, logger, 2000);
-  };
-  t.after(async () => {
-    await stop();
-    rmSync(home, { recursive: true, force: true });
-  });
+  const { brain, token, stop } = await inProcessBrain(t, { capabilities: [...CAPABILITIES, rig], file, home });
   assert.ok(captured);
   return {
     brain,

@@ -3,32 +3,16 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
-import { assembleBrain } from '../../../daemon/brain';
-import { deepFreeze, parseSettings, settingsFormat } from '../../../daemon/config/load-settings';
 import { filesCapability } from '../../../daemon/files/files-capability';
-import { Lifecycle } from '../../../daemon/lifecycle/lifecycle';
-import { SecretScrubber } from '../../../daemon/agent/tools/secret-scrubber';
-import { startParts, stopParts } from '../../../daemon/kernel/parts';
 import type { ToolContext, ToolOutcome } from '../../../daemon/kernel/tool';
+import { inProcessBrain } from '../../helpers/assembled-brain';
 
 export async function filesBrain(t: { after(fn: () => Promise<void>): void }) {
-  const home = mkdtempSync(join(tmpdir(), 'svc-files-home-'));
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'svc-files-')));
   mkdirSync(join(dir, 'docs'));
   mkdirSync(join(dir, 'private'));
-  const capabilities = [filesCapability];
-  const settings = deepFreeze({ ...parseSettings({ server: { port: 0 } }, 'settings.json', settingsFormat(capabilities)) });
-  const logger = pino({ level: 'silent' });
-  const token = randomBytes(16).toString('hex');
-  const brain = await assembleBrain({ home, settings, logger, version: '0.0.0-test', lifecycle: new Lifecycle(), apiToken: token, vaultKey: randomBytes(32), scrubber: new SecretScrubber() }, capabilities);
-  await startParts(brain.parts, logger);
-  t.after(async () => {
-    await stopParts(brain.parts, logger, 2000);
-    rmSync(home, { recursive: true, force: true });
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { brain, token } = await inProcessBrain(t, { capabilities: [filesCapability] });
+  t.after(async () => rmSync(dir, { recursive: true, force: true }));
   const headers = { authorization: `Bearer ${token}` };
   const ctx: ToolContext = { sessionId: 's', turnId: 't', specialist: 'general', signal: new AbortController().signal };
   /** Calls a tool as the agent would: arguments validated against its schema, then run. */
