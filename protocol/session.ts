@@ -102,8 +102,8 @@ export const SessionOpened = envelope(
 );
 export const TurnStarted = envelope(
   'turn_started',
-  Obj({ turn_id: TurnId, text: Type.String(), specialist: Specialist }),
-  'A turn began; sent to every client of the session so all of them see the user message.',
+  Obj({ turn_id: TurnId, text: Type.String(), specialist: Specialist, continues: Type.Optional(TurnId) }),
+  'A turn began; sent to every client of the session so all of them see the user message. A continuation (after a held tool call was approved or rejected) names the turn it continues in `continues`, and its `text` is the brain\'s "[approval] ..." line, not words of the user.',
 );
 export const StreamDelta = envelope('stream_delta', Obj({ turn_id: TurnId, text: Type.String() }), 'A piece of the answer text; concatenated in order they form text_response.text.');
 export const ToolCallEvent = envelope(

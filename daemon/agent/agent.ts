@@ -134,8 +134,9 @@ export class Agent {
     }
     if (event.type !== 'approval_resolved') return;
     if (event.status === 'rejected') metrics.toolDenied(event.tool);
-    // A tool's summary is scrubbed of vault secrets before any client or the conversation sees it (as in the tool runner).
-    this.sessions.approval(event.result ? { ...event, result: { status: event.result.status, summary: scrubber.scrub(event.result.summary) } } : event);
+    // The call and its outcome are scrubbed of vault secrets before any client, the conversation or the model sees them (as in the tool runner).
+    const { args, result } = event;
+    this.sessions.approval({ ...event, args: scrubber.scrubValue(args), ...(result ? { result: { ...result, summary: scrubber.scrub(result.summary), ...(result.data === undefined ? {} : { data: scrubber.scrubValue(result.data) }) } } : {}) });
   }
 
   start(): void {

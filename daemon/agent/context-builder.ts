@@ -39,7 +39,11 @@ export class ContextBuilder {
     this.limits = deps.limits ?? DEFAULT_CONTEXT_LIMITS;
   }
 
-  async build(session: Session, text: string, worker: Specialist, signal: AbortSignal): Promise<TurnContext> {
+  /**
+   * `tail` replaces the closing user message: a continuation ends with the held tool call and its
+   * outcome instead (turn-runner.ts `resume`); `text` still drives the memory lookup.
+   */
+  async build(session: Session, text: string, worker: Specialist, signal: AbortSignal, tail?: readonly ChatMessage[]): Promise<TurnContext> {
     const sources: string[] = ['identity:SOUL.md', 'identity:USER.md'];
     const parts = [
       clip(this.deps.identity.soul(), this.limits.identityChars),
@@ -54,7 +58,7 @@ export class ContextBuilder {
     const devices = this.deviceSection(sources);
     if (devices) parts.push(devices);
     const history = session.messages().slice(-this.limits.historyMessages);
-    return { messages: [{ role: 'system', content: parts.join('\n\n') }, ...history, { role: 'user', content: text }], sources };
+    return { messages: [{ role: 'system', content: parts.join('\n\n') }, ...history, ...(tail ?? [{ role: 'user', content: text }])], sources };
   }
 
   private workingSection(session: Session): string | null {

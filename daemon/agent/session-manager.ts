@@ -17,7 +17,8 @@ import type { ChatMessage } from '../kernel/conversation';
 import type { BrainMessageOf } from '../../protocol/session';
 import type { AgentEvents } from './agent-events';
 import type { ApprovalEvent } from '../kernel/events';
-import { ADMIN_OWNER, Session, type ConversationEntry, type SessionClient, type SessionLimits, type SessionOwner } from './session';
+import { approvalNote, continues, type ApprovalResolution } from './continuation';
+import { ADMIN_OWNER, Session, SessionBusyError, type ConversationEntry, type SessionClient, type SessionLimits, type SessionOwner } from './session';
 import type { TurnResult, TurnRunner } from './turn-runner';
 
 export type CloseReason = BrainMessageOf<'session_closed'>['payload']['reason'];
@@ -229,8 +230,10 @@ export class SessionManager implements SessionPort {
   /**
    * Tells the clients of the session that asked for a held tool call (spec 2.6) what became of it:
    * approval_requested when it is held, approval_resolved when it ends, and after an approval the
-   * tool's outcome as a tool_result (call_id = request_id), so nobody has to ask. A session that has
-   * ended (or is in another brain's RAM since a restart) has no one to tell.
+   * tool's outcome as a tool_result (call_id = request_id). An approved or rejected call is then
+   * continued: a turn queued behind the session's others hands the model the outcome, and its answer
+   * streams to the session (continuation.ts). A session that has ended (or is in another brain's RAM
+   * since a restart) has no one to tell.
    */
   approval(event: ApprovalEvent): void {
     const session = this.sessions.get(event.sessionId);
@@ -248,8 +251,32 @@ export class SessionManager implements SessionPort {
     if (event.status === 'approved' && event.result) {
       session.broadcast({ type: 'tool_result', ...base, payload: { turn_id: event.turnId, call_id: event.requestId, name: event.tool, status: event.result.status, summary: event.result.summary } });
     }
-    // The conversation carries the outcome too, so the next turn's model (and a resumed client's
-    // history) knows what became of the call it asked for.
+    if (continues(event)) this.resume(session, event);
+    else this.note(session, event);
+  }
+
+  /** Queues the continuation turn; a session whose queue is full gets the outcome as a line of its conversation instead. */
+  private resume(session: Session, event: ApprovalResolution): void {
+    const turnId = newTurnId();
+    session
+      .enqueue(turnId, async (signal) => {
+        this.turnsTotal++;
+        try {
+          await this.deps.turns.resume(session, turnId, event, signal);
+        } finally {
+          this.enforceBudget(session);
+        }
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof SessionBusyError)) throw err;
+        this.deps.logger.warn({ session_id: session.id, request_id: event.requestId, queued: err.pending }, 'the session\'s turn queue is full; the approval outcome was noted in its conversation without a continuation');
+        this.note(session, event);
+      })
+      .catch((err: unknown) => this.deps.logger.error({ err, session_id: session.id, request_id: event.requestId }, 'the continuation of an approval failed'));
+  }
+
+  /** The outcome as a line of the conversation, so the next turn's model (and a resumed client's history) knows it. */
+  private note(session: Session, event: ApprovalResolution): void {
     session.record({ message: { role: 'assistant', content: approvalNote(event) }, turnId: event.turnId, at: this.now() });
     this.enforceBudget(session);
   }
@@ -342,15 +369,6 @@ export class SessionManager implements SessionPort {
   private publishGauge(): void {
     this.deps.metrics.activeSessions(this.stats().withClients);
   }
-}
-
-/** One line for the conversation about how a held call ended. */
-export function approvalNote(event: Extract<ApprovalEvent, { type: 'approval_resolved' }>): string {
-  const call = `${event.tool} (approval request ${event.requestId})`;
-  if (event.status === 'rejected') return `[approval] You rejected ${call}; it did not run.`;
-  if (event.status === 'expired') return `[approval] ${call} expired without an answer; it did not run.`;
-  if (!event.result) return `[approval] You approved ${call}.`;
-  return event.result.status === 'ok' ? `[approval] You approved ${call}; it ran: ${event.result.summary}` : `[approval] You approved ${call}; it failed: ${event.result.summary}`;
 }
 
 /** A session the brain may end to make room: no client is attached and no turn is running or waiting. */

@@ -15,6 +15,7 @@ import type { AgentEvents } from './agent-events';
 import type { Session } from './session';
 import { CORRECTION_SOURCE, respondToCorrection } from './routing-correction';
 import type { KnowledgeExtractor } from './knowledge-extractor';
+import { approvalNote, heldOutcome, type ApprovalResolution } from './continuation';
 
 export type FinishReason = BrainMessageOf<'text_response'>['payload']['finish_reason'];
 
@@ -88,6 +89,33 @@ export class TurnRunner {
     }
   }
 
+  /**
+   * A continuation turn (continuation.ts): the held call of `event.turnId` was approved or rejected;
+   * the model gets its outcome as the call's result and answers in the session, as a turn of its own
+   * whose turn_started names the turn it continues. Nothing here is the user's words, so no routing
+   * and no knowledge extraction.
+   */
+  async resume(session: Session, turnId: string, event: ApprovalResolution, signal: AbortSignal): Promise<TurnResult> {
+    this.running++;
+    try {
+      const startedAt = this.now();
+      const note = approvalNote(event);
+      const worker = specialist('general');
+      const state: TurnState = { session, turnId, worker, signal, text: '', sources: new Set(), sdui: null, toolSteps: 0, provider: 'none', model: 'none' };
+      session.broadcast({ type: 'turn_started', session_id: session.id, payload: { turn_id: turnId, text: note, specialist: worker.name, continues: event.turnId } });
+      const held = heldOutcome(event);
+      const outcome = this.deps.runner.result(held.call, this.deps.tools.get(held.call.name)?.safety ?? 'privileged', held.status, held.summary, held.data);
+      const finish = await this.guarded(state, () => this.loop(state, note, [{ role: 'assistant', content: '', tool_calls: [held.call] }, outcome.message]));
+      const result = this.close(state, finish, worker.name);
+      session.record({ message: { role: 'user', content: note }, turnId, at: startedAt });
+      session.record({ message: { role: 'assistant', content: result.text }, turnId, at: this.now() });
+      this.deps.events.emit({ type: 'turn_finished', sessionId: session.id, turnId, text: note, answer: result.text, specialist: worker.name, finishReason: finish, at: this.now() / 1000 });
+      return result;
+    } finally {
+      this.running--;
+    }
+  }
+
   private async runCounted(session: Session, turnId: string, userText: string, signal: AbortSignal): Promise<TurnResult> {
     const startedAt = this.now();
     const correction = this.deps.router.correction(userText);
@@ -141,8 +169,8 @@ export class TurnRunner {
     }
   }
 
-  private async loop(state: TurnState, userText: string): Promise<FinishReason> {
-    const context = await this.deps.context.build(state.session, userText, state.worker, state.signal);
+  private async loop(state: TurnState, userText: string, tail?: readonly ChatMessage[]): Promise<FinishReason> {
+    const context = await this.deps.context.build(state.session, userText, state.worker, state.signal, tail);
     for (const s of context.sources) state.sources.add(s);
     const messages = context.messages;
     const specs = this.deps.tools.specs(state.worker.tools ?? undefined);

@@ -64,7 +64,7 @@ export class Approvals implements PermissionHook {
     this.changed();
     const result = await this.run(request);
     await this.deps.queue.finish(requestId);
-    this.resolved(request, 'approved', { status: result.status, summary: result.summary });
+    this.resolved(request, 'approved', result);
     return { success: true, status: 'approved', request_id: request.request_id, session_id: request.session_id, tool_name: request.tool_name, summary: result.summary, result };
   }
 
@@ -95,6 +95,6 @@ export class Approvals implements PermissionHook {
   }
 
   private resolved(request: StoredRequest, status: 'approved' | 'rejected' | 'expired', result?: ApprovedToolResult): void {
-    this.deps.bus.emit({ type: 'approval_resolved', requestId: request.request_id, sessionId: request.session_id, turnId: request.turn_id, tool: request.tool_name, status, ...(result ? { result } : {}), at: this.deps.clock.now() });
+    this.deps.bus.emit({ type: 'approval_resolved', requestId: request.request_id, sessionId: request.session_id, turnId: request.turn_id, tool: request.tool_name, args: request.args, status, ...(result ? { result } : {}), at: this.deps.clock.now() });
   }
 }

@@ -28,12 +28,14 @@ export interface MemoryChange {
  */
 export type ApprovalEvent =
   | { type: 'approval_requested'; category: 'approval'; priority: 'high'; requestId: string; sessionId: string; turnId: string; tool: string; safety: SafetyLevel; args: Record<string, unknown>; createdAt: number; at: number }
-  | { type: 'approval_resolved'; requestId: string; sessionId: string; turnId: string; tool: string; status: 'approved' | 'rejected' | 'expired'; result?: ApprovedToolResult; at: number };
+  | { type: 'approval_resolved'; requestId: string; sessionId: string; turnId: string; tool: string; args: Record<string, unknown>; status: 'approved' | 'rejected' | 'expired'; result?: ApprovedToolResult; at: number };
 
-/** What an approved tool call returned (spec 2.7 `result`, without its data): told to the originating session. */
+/** What an approved tool call returned (spec 2.7 `result`): told to the originating session and its model. */
 export interface ApprovedToolResult {
   status: 'ok' | 'error';
   summary: string;
+  /** The tool's structured result, for the model's continuation (capped and scrubbed like any tool result). */
+  data?: unknown;
 }
 
 /** Everything on the brain's bus. */

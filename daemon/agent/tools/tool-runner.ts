@@ -67,7 +67,8 @@ export class ToolRunner {
     }
   }
 
-  private result(call: ToolCall, safety: SafetyLevel, status: ToolStatus, summary: string, data?: unknown): ToolRun {
+  /** The `tool` message the model gets for `call`: scrubbed of vault secrets, at most MAX_RESULT_CHARS. */
+  result(call: ToolCall, safety: SafetyLevel, status: ToolStatus, summary: string, data?: unknown): ToolRun {
     const clean = this.deps.scrubber.scrub(summary);
     const payload = this.deps.scrubber.scrubValue({ status, summary: clean, ...(data === undefined ? {} : { data }) });
     let content = JSON.stringify(payload);

@@ -176,9 +176,20 @@ export function withCoreTools(agent: Agent, source: IdentitySource = identity())
 export class RecordingClient implements SessionClient {
   readonly frames: BrainMessage[] = [];
   readonly kind = 'websocket' as const;
+  private readonly waiters: { match: (m: BrainMessage) => boolean; resolve: (m: BrainMessage) => void }[] = [];
   constructor(readonly id = 'rec') {}
   send(message: BrainMessage): void {
     this.frames.push(message);
+    for (const w of [...this.waiters]) {
+      if (!w.match(message)) continue;
+      this.waiters.splice(this.waiters.indexOf(w), 1);
+      w.resolve(message);
+    }
+  }
+  /** The first frame, already received or still to come, for which `match` holds. */
+  until(match: (m: BrainMessage) => boolean): Promise<BrainMessage> {
+    const seen = this.frames.find(match);
+    return seen ? Promise.resolve(seen) : new Promise((resolve) => this.waiters.push({ match, resolve }));
   }
   types(): string[] {
     return this.frames.map((f) => f.type);

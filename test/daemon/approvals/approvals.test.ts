@@ -73,7 +73,8 @@ void test('approve runs the held call once with its arguments; a second approve 
   const resolved = events.find((e) => e.type === 'approval_resolved');
   assert.ok(resolved?.type === 'approval_resolved');
   assert.equal(resolved.turnId, 't1');
-  assert.deepEqual(resolved.result, { status: 'ok', summary: 'rebooting' });
+  assert.deepEqual(resolved.result, { status: 'ok', summary: 'rebooting', data: { delay: 5 } }, 'with its data, for the continuation');
+  assert.deepEqual(resolved.args, { delay: 5 });
 });
 
 void test('a tool failure is the approval result, not an error of the request', async (t) => {
