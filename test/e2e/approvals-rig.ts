@@ -4,7 +4,7 @@
 // client on a connection of its own (a second client, not the session's).
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBrain, tempHome, type BrainProcess, type StartOptions } from '../helpers/brain-process';
 import { connect } from '../helpers/session-client';
@@ -39,7 +39,10 @@ export function scriptModel(fake: FakeServer, work: string): { continuations: Re
     const last = messages.at(-1);
     const hold = last?.role === 'user' ? /^HOLD (\d+) ([a-z0-9]+)$/.exec(String(last.content)) : null;
     if (hold) {
-      const args = JSON.stringify({ argv: ['/bin/sh', '-c', `echo ${hold[2]} >> runs.log`], cwd: work });
+      const tag = hold[2]!;
+      // A tag starting with "slow" keeps running after its line (its pid in <tag>.pid), to be caught mid-run.
+      const script = tag.startsWith('slow') ? `echo ${tag} >> runs.log; echo $$ > ${tag}.pid; exec sleep 120` : `echo ${tag} >> runs.log`;
+      const args = JSON.stringify({ argv: ['/bin/sh', '-c', script], cwd: work });
       return { kind: 'tool_calls', calls: Array.from({ length: Number(hold[1]) }, () => ({ id: `call_${++calls}`, name: 'run_command', argumentChunks: [args] })) };
     }
     if (last?.role === 'tool' && String(last.content).includes('pending_approval')) return { kind: 'text', chunks: [WAITING] };
@@ -53,7 +56,10 @@ export function scriptModel(fake: FakeServer, work: string): { continuations: Re
 }
 
 export interface ApprovalsBrain {
+  /** The brain running now (restart() replaces it). */
   brain: BrainProcess;
+  /** Stops the brain with `signal` and starts the built brain again on the same home. */
+  restart(signal: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   fake: FakeServer;
   home: string;
   /** The folder granted for writing (realpath); run_command runs here and appends to runs.log. */
@@ -63,30 +69,49 @@ export interface ApprovalsBrain {
   ran(tag: string): number;
 }
 
-/** Writes settings.json (fake provider first, plus `settings`), starts the brain and grants `work` for writing. */
-export async function approvalsBrain(t: { after(fn: () => unknown): void }, settings: Record<string, unknown> = {}, opts: StartOptions = {}): Promise<ApprovalsBrain> {
+/**
+ * Writes settings.json (fake provider first, plus `settings`), starts the brain and grants `work` for
+ * writing. The home is removed after the test.
+ */
+export async function approvalsBrain(t: { after(fn: () => unknown): void }, settings: Record<string, unknown> = {}, opts: Omit<StartOptions, 'home' | 'keepHome'> = {}): Promise<ApprovalsBrain> {
   const fake = await startOpenAiServer();
-  t.after(() => fake.close());
-  const home = opts.home ?? tempHome('svc-approvals-e2e-');
+  const home = tempHome('svc-approvals-e2e-');
   const work = join(home, 'work');
   mkdirSync(work, { recursive: true });
   const real = realpathSync(work);
   writeFileSync(join(home, 'settings.json'), JSON.stringify({ providers: { chain: [{ id: 'openai', kind: 'openai', base_url: fake.baseURL, keyless: true }] }, ...settings }));
-  const brain = await startBrain({ ...opts, home });
-  t.after(() => brain.kill());
-  const granted = await brain.api('/api/grants', { method: 'POST', body: JSON.stringify({ path: real, write: true }) });
-  assert.equal(granted.status, 201, await granted.text());
   const { continuations } = scriptModel(fake, real);
-  const ran = (tag: string): number => {
-    let text = '';
-    try {
-      text = readFileSync(join(real, 'runs.log'), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    return text.split('\n').filter((l) => l === tag).length;
+  const rig: ApprovalsBrain = {
+    brain: await startBrain({ ...opts, home }),
+    fake,
+    home,
+    work: real,
+    continuations,
+    ran: (tag) => runsLog(real).filter((l) => l === tag).length,
+    restart: async (signal) => {
+      if (signal === 'SIGKILL') await rig.brain.kill();
+      else assert.equal(await rig.brain.stop(signal), 0, 'a clean stop');
+      rig.brain = await startBrain({ ...opts, home });
+    },
   };
-  return { brain, fake, home, work: real, continuations, ran };
+  t.after(async () => {
+    await rig.brain.kill();
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+  const granted = await rig.brain.api('/api/grants', { method: 'POST', body: JSON.stringify({ path: real, write: true }) });
+  assert.equal(granted.status, 201, await granted.text());
+  return rig;
+}
+
+/** The lines of runs.log in the granted folder (none before the first command ran). */
+function runsLog(work: string): string[] {
+  try {
+    return readFileSync(join(work, 'runs.log'), 'utf8').split('\n');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
 }
 
 export interface Session {
