@@ -63,6 +63,15 @@ export class SecretMatcher {
     for (let pass = 0; view !== null && pass <= MAX_DECODE_PASSES; pass++) {
       this.scanRuns(view, spans);
       this.scanMasks(view, spans);
+      // A secret may itself hold escape-like text: "AéA%00--" JSON-escaped is "A\\u00e9A%00--", and
+      // decoding every kind at once turns its "%00" into NUL. With more than one kind of escape in
+      // the text, each kind is also decoded on its own.
+      for (const kind of mixedEscapes(view.text)) {
+        const single = decodeView(view, kind);
+        if (single === null) continue;
+        this.scanRuns(single, spans);
+        this.scanMasks(single, spans);
+      }
       view = decodeView(view);
     }
     return merge(spans);
@@ -200,9 +209,20 @@ const ENTITIES: Record<string, string> = { quot: '"', amp: '&', lt: '<', gt: '>'
 const ENTITY = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(quot|amp|lt|gt|apos));/y;
 
 /** One decoding pass (percent, JSON and HTML escapes); null when the view has nothing to decode. */
-function decodeView(view: View): View | null {
+type EscapeKind = '%' | '\\' | '&';
+const ESCAPE_KINDS: readonly EscapeKind[] = ['%', '\\', '&'];
+
+/** The escape kinds in `t` when there are two or more of them (else none: the full decoding is the same). */
+function mixedEscapes(t: string): EscapeKind[] {
+  const present = ESCAPE_KINDS.filter((k) => t.includes(k));
+  return present.length > 1 ? present : [];
+}
+
+/** The text with one pass of escapes decoded: every kind, or only `only`. */
+function decodeView(view: View, only?: EscapeKind): View | null {
   const t = view.text;
-  const special = /[%\\&]/g;
+  // A fresh expression each call: a shared global one would carry its lastIndex into test().
+  const special = only === undefined ? /[%\\&]/g : only === '%' ? /%/g : only === '&' ? /&/g : /\\/g;
   if (!special.test(t)) return null;
   // Decoding never lengthens: every escape stands for at most as many UTF-16 units as it spans.
   const start = new Int32Array(t.length);

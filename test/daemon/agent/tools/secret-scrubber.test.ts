@@ -91,6 +91,17 @@ void test('property: no encoding of a key of any character class survives, where
   );
 });
 
+void test('a key that itself holds escape-like text ("%00") is found in text with other escapes (JSON \\u, HTML entities)', () => {
+  // Decoding every kind at once turned the key's own "%00" into NUL, so the key never appeared.
+  for (const [secret, text] of [
+    ['AéA%00--', 'A\\u00e9A%00--'],
+    ['tok%41n-&amp;-xyz', 'tok%41n-&amp;amp;-xyz'],
+  ] as const) {
+    const out = new SecretScrubber(() => [secret]).scrub(`before ${text} after`);
+    assert.ok(out.includes(REDACTED), `${secret} in ${text}: ${out}`);
+  }
+});
+
 void test('property: base64 of a value that embeds the key (Basic auth user:key) at any alignment does not carry it', () => {
   fc.assert(
     fc.property(anyKey, fc.string({ maxLength: 5 }), (secret, user) => {
