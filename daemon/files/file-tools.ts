@@ -7,10 +7,12 @@ import { lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unl
 import { basename, dirname, join, resolve } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { GrantMode } from '../../protocol/files';
-import { defineTool, ToolDenied, ToolFailure, type Tool } from '../kernel/tool';
+import { defineTool, ToolDenied, ToolFailure, type Tool, type ToolContext } from '../kernel/tool';
 import type { ActiveGrant } from './grants';
 import { resolveGranted, type ResolvedPath, type ResolveOptions } from './path-guard';
 import { readHead, searchTree, type SearchLimits } from './file-search';
+import { fingerprint, sha256 } from './checkpoint-blobs';
+import type { Checkpoints, FileChange } from './checkpoints';
 
 export const FILE_LIMITS = {
   /**
@@ -28,6 +30,8 @@ export const FILE_LIMITS = {
 
 export interface FileToolDeps {
   grants(): readonly ActiveGrant[];
+  /** Where every change is checkpointed before it is made (checkpoints.ts); none in some tests. */
+  checkpoints?: Checkpoints;
 }
 
 const PathArg = Type.String({ minLength: 1, maxLength: 4096, description: 'Absolute path inside a granted folder' });
@@ -45,6 +49,18 @@ export function fileTools(deps: FileToolDeps): Tool[] {
   };
   const notALink = (path: string): void => {
     if (lstatSync(resolve(path)).isSymbolicLink()) throw new ToolFailure(`${path}: a symbolic link; name the path it points to`);
+  };
+  /** Checkpoints the prior state, makes the change, records what it left (docs/files.md, Checkpoints). */
+  const checkpointed = async (ctx: ToolContext, change: FileChange, mutate: () => string | null): Promise<void> => {
+    const pending = await deps.checkpoints?.before(ctx, change);
+    let left: string | null;
+    try {
+      left = mutate();
+    } catch (err) {
+      await pending?.abandon();
+      throw err;
+    }
+    await pending?.done(left);
   };
   return [
     defineTool({
@@ -104,11 +120,14 @@ export function fileTools(deps: FileToolDeps): Tool[] {
         parameters: Type.Object({ path: PathArg, content: Type.String() }),
       },
       safety: 'active',
-      run: async ({ path, content }) => {
+      run: async ({ path, content }, ctx) => {
         checkSize(content);
         const p = guard(path, 'write', { mayBeMissing: true });
         if (p.kind === 'directory') throw new ToolFailure(`${path}: a directory, not a file`);
-        writeAtomically(p.real, content);
+        await checkpointed(ctx, { tool: 'write_file', kind: 'write', path: p.real }, () => {
+          writeAtomically(p.real, content);
+          return sha256(content);
+        });
         return { summary: `${p.kind === null ? 'created' : 'wrote'} ${path} (${Buffer.byteLength(content)} bytes)`, data: { path: p.real, bytes: Buffer.byteLength(content), created: p.kind === null } };
       },
     }),
@@ -119,7 +138,7 @@ export function fileTools(deps: FileToolDeps): Tool[] {
         parameters: Type.Object({ path: PathArg, old_text: Type.String({ minLength: 1 }), new_text: Type.String() }),
       },
       safety: 'active',
-      run: async ({ path, old_text: oldText, new_text: newText }) => {
+      run: async ({ path, old_text: oldText, new_text: newText }, ctx) => {
         const real = fileAt(path, 'write');
         const head = readHead(real, FILE_LIMITS.writeBytes);
         if (head.binary) throw new ToolFailure(`${path}: a binary file; edit_file changes text only`);
@@ -129,7 +148,10 @@ export function fileTools(deps: FileToolDeps): Tool[] {
         const at = head.text.indexOf(oldText);
         const next = head.text.slice(0, at) + newText + head.text.slice(at + oldText.length);
         checkSize(next);
-        writeAtomically(real, next);
+        await checkpointed(ctx, { tool: 'edit_file', kind: 'edit', path: real }, () => {
+          writeAtomically(real, next);
+          return sha256(next);
+        });
         return { summary: `edited ${path}`, data: { path: real, bytes: Buffer.byteLength(next) } };
       },
     }),
@@ -140,37 +162,47 @@ export function fileTools(deps: FileToolDeps): Tool[] {
         parameters: Type.Object({ from: PathArg, to: PathArg }),
       },
       safety: 'active',
-      run: async ({ from, to }) => {
+      run: async ({ from, to }, ctx) => {
         const source = guard(from, 'write');
         notALink(from);
         const target = guard(to, 'write', { mayBeMissing: true });
         if (target.kind !== null) throw new ToolFailure(`${to}: already exists; move_file does not overwrite`);
         if (source.real === source.grant.path) throw new ToolFailure(`${from}: a granted folder itself cannot be moved`);
         if (source.kind === 'directory' && (target.real + '/').startsWith(source.real + '/')) throw new ToolFailure(`${to}: inside ${from}; a folder cannot move into itself`);
-        try {
-          renameSync(source.real, target.real);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'EXDEV') throw new ToolFailure(`${from} → ${to}: different file systems; copy with write_file instead`);
-          throw err;
-        }
+        await checkpointed(ctx, { tool: 'move_file', kind: 'move', path: source.real, to: target.real }, () => {
+          try {
+            renameSync(source.real, target.real);
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'EXDEV') throw new ToolFailure(`${from} → ${to}: different file systems; copy with write_file instead`);
+            throw err;
+          }
+          return source.kind === 'file' ? hashOf(target.real) : null;
+        });
         return { summary: `moved ${from} to ${to}`, data: { from: source.real, to: target.real } };
       },
     }),
     defineTool({
       spec: { name: 'delete_file', description: 'Deletes a file, or an empty folder, in a folder granted for writing.', parameters: Type.Object({ path: PathArg }) },
       safety: 'privileged',
-      run: async ({ path }) => {
+      run: async ({ path }, ctx) => {
         const p = guard(path, 'write');
         notALink(path);
         if (p.real === p.grant.path) throw new ToolFailure(`${path}: a granted folder itself cannot be deleted (revoke the grant instead)`);
-        if (p.kind === 'directory') {
-          if (readdirSync(p.real).length > 0) throw new ToolFailure(`${path}: a folder that is not empty; delete its files first`);
-          rmdirSync(p.real);
-        } else unlinkSync(p.real);
+        if (p.kind === 'directory' && readdirSync(p.real).length > 0) throw new ToolFailure(`${path}: a folder that is not empty; delete its files first`);
+        await checkpointed(ctx, { tool: 'delete_file', kind: 'delete', path: p.real }, () => {
+          if (p.kind === 'directory') rmdirSync(p.real);
+          else unlinkSync(p.real);
+          return null;
+        });
         return { summary: `deleted ${path}`, data: { path: p.real, kind: p.kind } };
       },
     }),
   ];
+}
+
+/** What a move left, as the revert's drift check compares it (checkpoint-blobs.ts fingerprint). */
+function hashOf(real: string): string {
+  return fingerprint(real, lstatSync(real));
 }
 
 function checkSize(content: string): void {

@@ -13,6 +13,7 @@ import type { SecretStore } from '../kernel/capability';
 import { defineTool, ToolFailure, type Tool } from '../kernel/tool';
 import type { ActiveGrant } from './grants';
 import { resolveGranted } from './path-guard';
+import type { Checkpoints } from './checkpoints';
 
 export const RUN_LIMITS = {
   defaultTimeoutMs: 30_000,
@@ -27,6 +28,8 @@ export interface RunCommandDeps {
   grants(): readonly ActiveGrant[];
   /** Every secret the child must not see in its environment (the vault's values). */
   secrets(): Iterable<string>;
+  /** Records each command run, as not revertible (checkpoints.ts); none in some tests. */
+  checkpoints?: Checkpoints;
 }
 
 export interface CommandResult {
@@ -71,7 +74,17 @@ export function runCommandTool(deps: RunCommandDeps): Tool {
       const r = resolveGranted(cwd, grants, 'write');
       if (!r.ok) throw new ToolFailure(r.reason);
       if (r.path.kind !== 'directory') throw new ToolFailure(`${cwd}: a file, not a folder`);
-      const result = await runProcess(argv, r.path.real, commandEnv(deps.secrets()), timeout_ms ?? RUN_LIMITS.defaultTimeoutMs, ctx.signal);
+      const pending = await deps.checkpoints?.command(ctx, argv, r.path.real);
+      let result: CommandResult;
+      try {
+        result = await runProcess(argv, r.path.real, commandEnv(deps.secrets()), timeout_ms ?? RUN_LIMITS.defaultTimeoutMs, ctx.signal);
+      } catch (err) {
+        // Not started (no such program): nothing ran, nothing to list.
+        if (err instanceof ToolFailure) await pending?.abandon();
+        else await pending?.done(null);
+        throw err;
+      }
+      await pending?.done(null);
       const how = result.timed_out ? `timed out and was killed` : result.signal ? `killed by ${result.signal}` : `exited with ${result.exit_code}`;
       return { summary: `${argv[0]} ${how}${result.truncated ? ` (output cut at ${RUN_LIMITS.outputBytes / 1024} KiB)` : ''}`, data: { argv, cwd: r.path.real, ...result } };
     },

@@ -1,0 +1,126 @@
+// Checkpoints (issue 11; docs/files.md, Checkpoints): before a file tool changes anything, the prior
+// content goes into a blob and a row into index.db, grouped by the turn that caused it; after the
+// change, the row gets the hash of what the agent left, which is how a revert later tells a file the
+// agent left alone from one changed since (drift). Commands run are recorded as not revertible.
+import { lstatSync, readFileSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from '../kernel/capability';
+import type { ToolContext } from '../kernel/tool';
+import { BLOB_CAP_BYTES, BlobStore } from './checkpoint-blobs';
+import { CheckpointIndex, type ChangeKind, type EntryKind, type IndexDb, type NewChange } from './checkpoint-index';
+
+export interface CheckpointLimits {
+  /** Retention: the newest turns kept… */
+  keepTurns: number;
+  /** …and none whose last change is older than this. */
+  keepMs: number;
+}
+
+export const CHECKPOINT_LIMITS: Readonly<CheckpointLimits> = { keepTurns: 200, keepMs: 30 * 24 * 3600 * 1000 };
+
+/** The checkpoint folder of a home, and its two parts. */
+export function checkpointPaths(home: string): { dir: string; blobs: string } {
+  const dir = join(home, 'checkpoints');
+  return { dir, blobs: join(dir, 'blobs') };
+}
+
+export interface FileChange {
+  tool: string;
+  kind: Exclude<ChangeKind, 'command'>;
+  path: string;
+  to?: string;
+}
+
+/** What a recorded change needs once the tool has acted. */
+export interface PendingChange {
+  /** The tool changed the file system: `afterHash` is sha256 of the file it left (null: none). */
+  done(afterHash: string | null): Promise<void>;
+  /** The tool failed before changing anything: the row goes. */
+  abandon(): Promise<void>;
+}
+
+export interface CheckpointsDeps {
+  home: string;
+  clock: Clock;
+  logger: Logger;
+  limits?: Partial<CheckpointLimits>;
+  /** How long a change waits for the index lock (the CLI may hold it while reverting). */
+  waitMs?: number;
+}
+
+export class Checkpoints {
+  readonly index: CheckpointIndex;
+  readonly blobs: BlobStore;
+  private readonly limits: CheckpointLimits;
+  /** Turns already seen by this process: retention runs once per new turn, not on every change. */
+  private readonly seenTurns = new Set<string>();
+
+  constructor(private readonly deps: CheckpointsDeps) {
+    const paths = checkpointPaths(deps.home);
+    this.blobs = new BlobStore(paths.blobs);
+    this.limits = { ...CHECKPOINT_LIMITS, ...deps.limits };
+    this.index = new CheckpointIndex(paths.dir, {
+      ...(deps.waitMs === undefined ? {} : { waitMs: deps.waitMs }),
+      onRecovery: (r) => deps.logger.warn({ recovery: r }, 'checkpoint index: cleared what a killed process left'),
+    });
+  }
+
+  /** Saves what is at the path(s) now and records the change, before the tool acts. */
+  async before(ctx: Pick<ToolContext, 'sessionId' | 'turnId'>, change: FileChange): Promise<PendingChange> {
+    const id = await this.index.useAsync((db) => {
+      this.retain(db, ctx.turnId);
+      return db.insert(this.row(ctx, change));
+    });
+    return this.pending(id);
+  }
+
+  /** A command: recorded as not revertible, with its argv and working folder. */
+  async command(ctx: Pick<ToolContext, 'sessionId' | 'turnId'>, argv: readonly string[], cwd: string): Promise<PendingChange> {
+    const id = await this.index.useAsync((db) => {
+      this.retain(db, ctx.turnId);
+      return db.insert({ ...this.base(ctx, 'run_command', 'command', cwd), entry: 'directory', prior_blob: null, prior_mode: null, revertible: 0, note: JSON.stringify(argv) });
+    });
+    return this.pending(id);
+  }
+
+  private pending(id: number): PendingChange {
+    return {
+      done: (afterHash) => this.index.useAsync((db) => db.finish(id, afterHash)),
+      abandon: () => this.index.useAsync((db) => db.drop(id)),
+    };
+  }
+
+  private base(ctx: Pick<ToolContext, 'sessionId' | 'turnId'>, tool: string, kind: ChangeKind, path: string): Pick<NewChange, 'turn_id' | 'session_id' | 'at' | 'tool' | 'kind' | 'path' | 'to_path'> {
+    return { turn_id: ctx.turnId, session_id: ctx.sessionId, at: new Date(this.deps.clock.now()).toISOString(), tool, kind, path, to_path: null };
+  }
+
+  /** Reads the prior state; the content goes into a blob unless it is past the cap. */
+  private row(ctx: Pick<ToolContext, 'sessionId' | 'turnId'>, c: FileChange): NewChange {
+    const st = lstatSync(c.path, { throwIfNoEntry: false });
+    const entry = entryOf(st);
+    const base = { ...this.base(ctx, c.tool, c.kind, c.path), to_path: c.to ?? null, entry, prior_mode: st ? st.mode & 0o7777 : null };
+    if (entry !== 'file' || !st) return { ...base, prior_blob: null, revertible: 1, note: null };
+    if (st.size > BLOB_CAP_BYTES) {
+      // A move is still undone by moving back; only a forced revert of a drifted one needs the content.
+      const note = `${st.size} bytes: larger than the ${BLOB_CAP_BYTES}-byte checkpoint cap, prior content not kept`;
+      return { ...base, prior_blob: null, revertible: c.kind === 'move' ? 1 : 0, note };
+    }
+    return { ...base, prior_blob: this.blobs.put(readFileSync(c.path)), revertible: 1, note: null };
+  }
+
+  /** Retention, once per turn this process has not seen: old turns go, then unreferenced blobs. */
+  private retain(db: IndexDb, turnId: string): void {
+    if (this.seenTurns.has(turnId)) return;
+    this.seenTurns.add(turnId);
+    const before = new Date(this.deps.clock.now() - this.limits.keepMs).toISOString();
+    const pruned = db.prune(this.limits.keepTurns, before);
+    const collected = this.blobs.gc(db.referencedBlobs());
+    if (pruned > 0 || collected > 0) this.deps.logger.info({ pruned, collected }, 'checkpoint retention: old turns and unreferenced blobs removed');
+  }
+}
+
+function entryOf(st: Stats | undefined): EntryKind {
+  if (!st) return 'absent';
+  return st.isDirectory() ? 'directory' : 'file';
+}
