@@ -31,6 +31,8 @@ interface PendingTurn {
 export class ChatSession {
   sessionId = '';
   private readonly turns = new Map<string, PendingTurn>();
+  /** Waiters for continuation turns (turn_started.continues), by the turn they continue, oldest first. */
+  private readonly continuations = new Map<string, PendingTurn[]>();
   private readonly listeners = new Set<(m: BrainMessage) => void>();
   private waiter: { type: BrainMessage['type']; resolve: (m: BrainMessage) => void; reject: (e: Error) => void } | null = null;
   private closed = false;
@@ -57,6 +59,10 @@ export class ChatSession {
     this.listeners.add(listener);
   }
 
+  offMessage(listener: (m: BrainMessage) => void): void {
+    this.listeners.delete(listener);
+  }
+
   async open(resumeId = ''): Promise<BrainMessageOf<'session_opened'>> {
     const reply = await this.request({ type: 'session_open', session_id: resumeId, payload: {} }, 'session_opened');
     this.sessionId = reply.session_id;
@@ -69,6 +75,24 @@ export class ChatSession {
     const done = new Promise<TextResponse>((resolve, reject) => this.turns.set(turnId, { resolve, reject }));
     this.send({ type: 'text_command', session_id: this.sessionId, payload: { text, turn_id: turnId } });
     return { turnId, done };
+  }
+
+  /**
+   * Resolves with the text_response of the next continuation of `turnId`: the turn the brain runs
+   * after one of its held tool calls was approved or rejected. Register before resolving the request
+   * (the continuation may start before the HTTP answer arrives).
+   */
+  continuation(turnId: string): { done: Promise<TextResponse>; forget(): void } {
+    let waiter!: PendingTurn;
+    const done = new Promise<TextResponse>((resolve, reject) => (waiter = { resolve, reject }));
+    const waiting = this.continuations.get(turnId) ?? [];
+    waiting.push(waiter);
+    this.continuations.set(turnId, waiting);
+    const forget = (): void => {
+      const list = this.continuations.get(turnId);
+      if (list?.includes(waiter)) list.splice(list.indexOf(waiter), 1);
+    };
+    return { done, forget };
   }
 
   cancel(turnId: string): void {
@@ -114,6 +138,10 @@ export class ChatSession {
       if (m.type === 'error') w.reject(new SessionError(m.payload.code, m.payload.message));
       else w.resolve(m);
     }
+    if (m.type === 'turn_started' && m.payload.continues !== undefined) {
+      const waiter = this.continuations.get(m.payload.continues)?.shift();
+      if (waiter) this.turns.set(m.payload.turn_id, waiter);
+    }
     if (m.type === 'text_response') this.settle(m.payload.turn_id, (t) => t.resolve(m.payload));
     // TURN_FAILED is followed by the turn's text_response; other turn errors (BUSY) end the turn.
     if (m.type === 'error' && m.payload.turn_id && m.payload.code !== 'TURN_FAILED') this.settle(m.payload.turn_id, (t) => t.reject(new SessionError(m.payload.code, m.payload.message)));
@@ -132,7 +160,8 @@ export class ChatSession {
     this.closed = true;
     this.waiter?.reject(err);
     this.waiter = null;
-    for (const t of this.turns.values()) t.reject(err);
+    for (const t of [...this.turns.values(), ...[...this.continuations.values()].flat()]) t.reject(err);
     this.turns.clear();
+    this.continuations.clear();
   }
 }

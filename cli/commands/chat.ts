@@ -2,7 +2,9 @@
 // streaming output. The REPL keeps one session open; /quit ends it (its episode is written).
 import { createInterface } from 'node:readline';
 import { styleText } from 'node:util';
-import type { BrainMessage } from '../../protocol/session';
+import type { BrainMessage, BrainMessageOf } from '../../protocol/session';
+import type { ApprovalResolution } from '../../protocol/approvals';
+import { clip } from '../../protocol/clip';
 import type { DashboardStatus } from '../../protocol/dashboard';
 import type { Soul } from '../../protocol/identity';
 import { BrainRefusedError, callBrain, callBrainOk, type Connection } from '../connection';
@@ -15,22 +17,74 @@ export interface ChatIo {
   interactive: boolean;
 }
 
-/** svc '<message>': prints the streamed answer; exit 0 when the turn ended normally. */
+/**
+ * svc '<message>': prints the streamed answer; exit 0 when the turn ended normally. A tool call the
+ * turn held for approval is asked inline on a terminal, and the continuation's answer printed too;
+ * without a terminal the request id and the commands that resolve it go to stderr.
+ */
 export async function oneShot(conn: Connection, text: string, io: ChatIo): Promise<number> {
   const session = await ChatSession.connect(conn);
   try {
     await session.open();
     const { turnId, done } = session.ask(text);
+    const shown = new Set([turnId]);
+    const held: Held[] = [];
     session.onMessage((m) => {
-      if (m.type === 'stream_delta' && m.payload.turn_id === turnId) io.output.write(m.payload.text);
+      if (m.type === 'turn_started' && m.payload.continues === turnId) shown.add(m.payload.turn_id);
+      if (m.type === 'stream_delta' && shown.has(m.payload.turn_id)) io.output.write(m.payload.text);
+      if (m.type === 'approval_requested' && m.payload.turn_id === turnId) held.push(m.payload);
+      if (m.type === 'text_response' && shown.has(m.payload.turn_id) && !m.payload.text.endsWith('\n')) io.output.write('\n');
     });
-    const answer = await done;
-    io.output.write(answer.text.endsWith('\n') ? '' : '\n');
+    let answer = await done;
+    const ask = (question: string): Promise<string> => {
+      const rl = createInterface({ input: io.input, output: io.output, terminal: true });
+      return new Promise<string>((resolve) => rl.question(question, resolve)).finally(() => rl.close());
+    };
+    for (const continued of await settleHeld(conn, session, held, io, ask)) answer = continued;
     return answer.finish_reason === 'error' || answer.finish_reason === 'cancelled' ? 1 : 0;
   } finally {
     await session.close(true);
   }
 }
+
+type Held = BrainMessageOf<'approval_requested'>['payload'];
+
+/** How a held call is shown: the tool and its arguments (already scrubbed of vault secrets by the brain), on one line. */
+const heldCall = (h: Held): string => `${h.tool_name} ${clip(JSON.stringify(h.args), 300)}`;
+
+/**
+ * The tool calls a turn of ours held for approval (spec 3.1). On a terminal each is asked inline —
+ * "approve? [y/N]", anything but y/yes rejects — and resolved for this session; the answers of their
+ * continuation turns are awaited (their text streams like any turn's). Without a terminal nothing
+ * is resolved: each request is printed with the commands that resolve it.
+ */
+async function settleHeld(conn: Connection, session: ChatSession, held: readonly Held[], io: ChatIo, ask: (question: string) => Promise<string>): Promise<TextResponse[]> {
+  const answers: Promise<TextResponse>[] = [];
+  for (const h of held) {
+    if (!io.interactive) {
+      io.errors.write(`svc: ${heldCall(h)} is waiting for your approval (request ${h.request_id}):\n  svc twin approvals approve ${h.request_id}\n  svc twin approvals reject ${h.request_id}\n`);
+      continue;
+    }
+    const reply = (await ask(`${heldCall(h)}\napprove? [y/N] `)).trim().toLowerCase();
+    const action = reply === 'y' || reply === 'yes' ? 'approve' : 'reject';
+    // Registered before the request is resolved: the continuation may start before the answer arrives.
+    const continuation = session.continuation(h.turn_id);
+    const r = await callBrain<ApprovalResolution>(conn, 'POST', `/api/approvals/${encodeURIComponent(h.request_id)}/${action}`, { session_id: session.sessionId });
+    if (r.status !== 200) {
+      continuation.forget();
+      io.errors.write(`svc: could not ${action} request ${h.request_id}: ${errorMessage(r.body)}\n`);
+      continue;
+    }
+    if (action === 'reject') io.output.write(`rejected; ${h.tool_name} will not run\n`);
+    answers.push(continuation.done);
+  }
+  return Promise.all(answers);
+}
+
+const errorMessage = (body: unknown): string => {
+  const error = (body as { error?: { message?: unknown } } | null)?.error;
+  return typeof error?.message === 'string' ? error.message : JSON.stringify(body);
+};
 
 const HELP = `/status    brain status        /devices   connected devices
 /skills    tools and skills    /identity  the assistant's name, personality, rules, style
@@ -73,14 +127,21 @@ export async function repl(conn: Connection, io: ChatIo, resume = ''): Promise<n
     const turn = session.ask(line);
     running = turn.turnId;
     render.own(turn.turnId);
+    const held: Held[] = [];
+    const hold = (m: BrainMessage): void => {
+      if (m.type === 'approval_requested' && m.payload.turn_id === turn.turnId) held.push(m.payload);
+    };
+    session.onMessage(hold);
     try {
       await turn.done;
+      await settleHeld(conn, session, held, io, (question) => new Promise<string>((resolve) => rl.question(question, resolve)));
     } catch (err) {
       if (!(err instanceof SessionError)) throw err;
       io.errors.write(`svc: ${err.message}\n`);
       if (err.code === 'CLOSED') return 1;
     } finally {
       running = null;
+      session.offMessage(hold);
     }
     rl.prompt();
   }
@@ -103,7 +164,10 @@ function renderer(io: ChatIo, paint: (style: Parameters<typeof styleText>[0], s:
   return {
     own: (turnId: string) => mine.add(turnId),
     frame: (m: BrainMessage): void => {
-      if (m.type === 'turn_started' && !mine.has(m.payload.turn_id)) {
+      if (m.type === 'turn_started' && m.payload.continues !== undefined) {
+        newline();
+        write(paint('dim', `${m.payload.text}\n`));
+      } else if (m.type === 'turn_started' && !mine.has(m.payload.turn_id)) {
         newline();
         write(paint('dim', `› ${m.payload.text}  (another client)\n`));
       } else if (m.type === 'stream_delta') {
@@ -111,6 +175,9 @@ function renderer(io: ChatIo, paint: (style: Parameters<typeof styleText>[0], s:
       } else if (m.type === 'tool_call') {
         newline();
         write(paint('dim', `  · ${m.payload.name} ${JSON.stringify(m.payload.arguments)}\n`));
+      } else if (m.type === 'approval_requested') {
+        newline();
+        write(paint('yellow', `  ? ${m.payload.tool_name} needs your approval (request ${m.payload.request_id})\n`));
       } else if (m.type === 'tool_result' && m.payload.status !== 'ok') {
         write(paint('yellow', `  · ${m.payload.name}: ${m.payload.status}\n`));
       } else if (m.type === 'text_response') {
