@@ -130,12 +130,13 @@ void test('after a long downtime a request past the TTL is expired (404, not lis
   await rig.restart('SIGKILL'); // already stopped: starts it again
 
   assert.equal(await gauge(rig), 2, 'the expired request is not counted');
-  assert.deepEqual((await listed(rig)).approvals.map((a) => [a.request_id, a.tool_name]), [[retired, 'retired_tool'], [fresh, 'run_command']]);
+  // Resolved before any listing (which marks expired requests first), so the claim itself refuses it.
   for (const resolve of [approve, reject]) {
     const r = await resolve(rig.brain, expired);
     assert.equal(r.status, 404, JSON.stringify(r.body));
     assert.equal(envelope(r).code, 'NOT_FOUND');
   }
+  assert.deepEqual((await listed(rig)).approvals.map((a) => [a.request_id, a.tool_name]), [[retired, 'retired_tool'], [fresh, 'run_command']]);
 
   const unavailable = await approve(rig.brain, retired);
   assert.equal(unavailable.status, 503, JSON.stringify(unavailable.body));
