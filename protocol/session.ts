@@ -186,6 +186,22 @@ export const ApprovalResolved = envelope(
   'A held tool call of this session was approved (it ran; its outcome follows as a tool_result whose call_id is the request_id), rejected (it never runs) or expired.',
 );
 
+const FLOW_STATUS = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+const STEP_STATUS = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'skipped', 'unknown'] as const;
+export const TaskflowUpdate = envelope(
+  'taskflow_update',
+  Obj({
+    flow_id: Type.String(),
+    title: Type.String(),
+    status: Type.Union(FLOW_STATUS.map((s) => Type.Literal(s))),
+    current_step: Type.Union([Type.Integer(), Type.Null()]),
+    step: Type.Optional(Obj({ index: Type.Integer(), type: Type.String(), status: Type.Union(STEP_STATUS.map((s) => Type.Literal(s))), error: Type.Union([Type.String(), Type.Null()]) })),
+    reason: Type.String(),
+    at: Type.Number({ description: 'Epoch seconds' }),
+  }),
+  'A TaskFlow of this session changed: the flow\'s status, and the step that changed (protocol/taskflows.ts, docs/taskflows.md). GET /api/taskflows/{flow_id} has the whole timeline.',
+);
+
 export const BrainMessage = Type.Union([
   SessionOpened,
   TurnStarted,
@@ -201,9 +217,10 @@ export const BrainMessage = Type.Union([
   SessionClosed,
   ApprovalRequested,
   ApprovalResolved,
+  TaskflowUpdate,
 ]);
 export type BrainMessage = Static<typeof BrainMessage>;
-export const BRAIN_TYPES = ['session_opened', 'turn_started', 'stream_delta', 'tool_call', 'tool_result', 'sdui_payload', 'sdui_patch', 'text_response', 'telemetry', 'error', 'pong', 'session_closed', 'approval_requested', 'approval_resolved'] as const;
+export const BRAIN_TYPES = ['session_opened', 'turn_started', 'stream_delta', 'tool_call', 'tool_result', 'sdui_payload', 'sdui_patch', 'text_response', 'telemetry', 'error', 'pong', 'session_closed', 'approval_requested', 'approval_resolved', 'taskflow_update'] as const;
 
 export type BrainMessageOf<T extends BrainMessage['type']> = Extract<BrainMessage, { type: T }>;
 export type ClientMessageOf<T extends ClientMessage['type']> = Extract<ClientMessage, { type: T }>;
