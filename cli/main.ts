@@ -9,6 +9,7 @@ import { registerModelCommands } from './commands/models';
 import { registerMemoryCommands } from './commands/memory';
 import { registerGrantCommands } from './commands/grant';
 import { registerTwinCommands } from './commands/twin';
+import { registerCheckpointCommands } from './commands/checkpoints';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -126,6 +127,7 @@ registerModelCommands(prog, commandContext);
 registerMemoryCommands(prog, commandContext);
 registerGrantCommands(prog, commandContext);
 registerTwinCommands(prog, commandContext);
+registerCheckpointCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
@@ -137,7 +139,7 @@ async function restartBrain(c: Connection, port: number | undefined): Promise<bo
 }
 
 /** Options that take no value (`--no-probe` sets probe false); every other option takes one. */
-const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write']);
+const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write', 'force']);
 /** Commands whose last argument is free text: the remaining words are joined (`svc memory note buy milk`). */
 const REST_TEXT = new Set(['memory search', 'memory note']);
 

@@ -31,6 +31,7 @@ const DAEMON_IMPORT_EXCEPTIONS: readonly { from: string; to: RegExp; why: string
   { from: 'cli/main.ts', to: /^daemon\/main$/, why: 'svc serve runs the brain' },
   { from: 'cli/commands/doctor.ts', to: /^daemon\/(config|vault)\/[^/]+$|^daemon\/providers\/key-ring$/, why: 'local diagnostics read settings, the vault key, and provider key names as the key ring stores them' },
   { from: 'cli/commands/brain.ts', to: /^daemon\/store\/instance-lock$/, why: 'the pid file of a running brain' },
+  { from: 'cli/commands/checkpoints.ts', to: /^daemon\/files\/checkpoint[a-z-]*$/, why: 'svc checkpoints reads and reverts index.db itself, brain running or stopped, under the index lock (docs/files.md, Checkpoints)' },
 ];
 
 /** The kernel's one import of daemon/ outside daemon/kernel/: the store port the capability context carries. */
@@ -51,6 +52,16 @@ const CORE_MUST_NOT: readonly { from: string; to: readonly string[] }[] = [
 
 /** The documented exceptions to the seam rules above, each with its reason. */
 const SEAM_EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [
+  {
+    from: 'daemon/files/checkpoint-index.ts',
+    to: 'daemon/store/hot-journal',
+    why: 'index.db is a second SQLite file shared with the CLI; the holder of its lock plays back a journal left by a killed holder, as the store does for brain.db',
+  },
+  {
+    from: 'daemon/files/checkpoint-lock.ts',
+    to: 'daemon/store/instance-lock',
+    why: 'the same liveness test (pid and process start time) as the brain\'s pid file decides when a lock holder is dead',
+  },
   {
     from: 'daemon/memory/llm-summariser.ts',
     to: 'daemon/providers/provider',

@@ -95,15 +95,20 @@ export class CheckpointLock {
     }
   }
 
-  /** Removes the lock file if it still reads `stale`, under the takeover directory. */
+  /**
+   * Removes the lock file if it still reads `stale`, under the takeover directory. True: try again;
+   * false: another process is taking over right now.
+   */
   private removeStale(stale: string): boolean {
     try {
       mkdirSync(this.takeoverDir, { mode: 0o700 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const since = statSync(this.takeoverDir, { throwIfNoEntry: false })?.mtimeMs;
-      if (since !== undefined && Date.now() - since > TAKEOVER_ABANDONED_MS) rmSync(this.takeoverDir, { recursive: true, force: true });
-      return false;
+      if (since === undefined) return true; // finished meanwhile: try again
+      if (Date.now() - since <= TAKEOVER_ABANDONED_MS) return false;
+      rmSync(this.takeoverDir, { recursive: true, force: true });
+      return true; // abandoned: try again
     }
     try {
       if (readContent(this.file) !== stale) return true; // replaced meanwhile: try again

@@ -115,7 +115,7 @@ function planInPlace(c: ChangeRow, view: View): RevertStep {
   view.set(c.path, prior);
   if (left !== null && same(now, left)) return { change: c, status: 'revert', action };
   if (now.kind === 'directory' || now.kind === 'other') return { change: c, status: 'blocked', action: `${c.path} is now ${describe(now)}; not touched even with --force` };
-  return { change: c, status: 'drifted', action: `${action}: it is ${describe(now)} since the agent's change (--force discards that)` };
+  return { change: c, status: 'drifted', action: `${action}: changed after the agent's turn, now ${describe(now)} (--force discards that)` };
 }
 
 /** move: what is at `to_path` goes back to `path`. */
@@ -138,7 +138,7 @@ function planMove(c: ChangeRow, view: View): RevertStep {
   }
   view.set(c.path, prior);
   view.set(to, { kind: 'absent' });
-  return { change: c, status: 'drifted', action: `${action}: ${to} is ${describe(nowTo)} since the agent's move (--force restores the moved content and removes it)` };
+  return { change: c, status: 'drifted', action: `${action}: changed after the agent's turn, ${to} now ${describe(nowTo)} (--force restores the moved content and removes that)` };
 }
 
 export function planTurn(changes: readonly ChangeRow[], turnId: string): RevertPlan {
