@@ -141,8 +141,9 @@ void test('session mismatch is a 409 naming both sessions and leaves the request
   }
   assert.equal(rig.ran('mismatch'), 1);
 
-  // limit (spec 4.8, 8): an integer 1 to 500. Query strings are converted to their schema's type
-  // (docs/api.md "Input rules"), so 1e2 is the integer 100; every other non-integer is a 400.
+  // limit (spec 4.8, 8): an integer 1 to 500; the catalogue's code for a refused input is BAD_REQUEST.
+  // Not pinned here: `1e2`, `0x10` and ` 5` are numbers to the brain-wide query-string conversion
+  // (daemon/http/request-parsing.ts, docs/api.md "Input rules") and are answered as 100, 16 and 5.
   for (const bad of ['0', '501', '-1', '1.5', 'abc', '', '1e400', 'Infinity', '100abc', ' ']) {
     const r = await plainRequest(rig.brain, 'GET', `/api/approvals?limit=${encodeURIComponent(bad)}`);
     assert.equal(r.status, 400, `limit=${JSON.stringify(bad)}: ${JSON.stringify(r.body)}`);
@@ -152,7 +153,7 @@ void test('session mismatch is a 409 naming both sessions and leaves the request
   }
   const twice = await plainRequest(rig.brain, 'GET', '/api/approvals?limit=1&limit=2');
   assert.equal(twice.status, 400, JSON.stringify(twice.body));
-  for (const [limit, count] of [['1', 1], ['500', 1], ['1e2', 1], ['100', 1]] as const) {
+  for (const [limit, count] of [['1', 1], ['500', 1], ['100', 1]] as const) {
     const r = await plainRequest(rig.brain, 'GET', `/api/approvals?limit=${limit}`);
     assert.equal(r.status, 200, `limit=${limit}: ${JSON.stringify(r.body)}`);
     assert.equal((r.body as ApprovalList).count, count);
