@@ -1,0 +1,178 @@
+// /api/taskflows (issue 12, spec 4.11; docs/taskflows.md "API"): create, list, show with the timeline,
+// resume, wait and cancel. The engine decides every transition (a refused one is its 409 with the
+// current status); these routes check the request, turn times into epoch seconds and answer.
+//
+// POST /api/taskflows validates its body here instead of through the route schema: ajv reports a bad
+// step of the `steps` union once per variant it tried, so a client could not tell which step and
+// which field were wrong. The body is checked with a TypeBox checker compiled on first use (nothing at
+// start-up), and a bad step is picked apart by its `type`: the 400 names the step index and the field.
+import { Type, type TLiteral, type TObject } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import type { TypedRoutes } from '../http/route-kit';
+import { AppError, notFound } from '../kernel/errors';
+import { ErrorEnvelope, type FieldError } from '../../protocol/errors';
+import { PATTERN_MESSAGES } from '../../protocol/text';
+import {
+  CancelBody,
+  CreateTaskflow,
+  ResumeBody,
+  StepSpec,
+  Taskflow,
+  TaskflowList,
+  TaskflowListQuery,
+  TaskflowParams,
+  WaitBody,
+  type FlowStatus,
+  type Taskflow as TaskflowShape,
+  type TaskflowSummary,
+} from '../../protocol/taskflows';
+
+/** What the routes and the agent's tools use of the engine (TaskflowEngine, flow-engine.ts). */
+export interface FlowEngine {
+  create(input: CreateTaskflow, origin: { sessionId?: string }): Promise<TaskflowShape>;
+  get(id: string): TaskflowShape | undefined;
+  list(filter: { status?: FlowStatus; sessionId?: string; limit: number }): { count: number; taskflows: TaskflowSummary[] };
+  resume(id: string, decision?: 'retry' | 'skip'): Promise<TaskflowShape>;
+  wait(id: string, until?: number): Promise<TaskflowShape>;
+  cancel(id: string, reason?: string): Promise<TaskflowShape>;
+}
+
+/** The code of a create body the brain refuses: a 400, as every schema failure (docs/api.md). */
+export const INVALID_FLOW = 'BAD_REQUEST';
+/** A body with thousands of bad steps is answered with the first few (as daemon/http/error-handler.ts). */
+const PROBLEM_LIMIT = 20;
+
+const errors = { 400: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope };
+
+export const taskflowRoutes =
+  (engine: FlowEngine): TypedRoutes =>
+  async (app) => {
+    app.post('/api/taskflows', { schema: { response: { 201: Taskflow, ...errors } } }, async (request, reply) => {
+      const input = checkCreate(request.body);
+      return reply.status(201).send(await engine.create(input, {}));
+    });
+
+    app.get('/api/taskflows', { schema: { querystring: TaskflowListQuery, response: { 200: TaskflowList, ...errors } } }, async (request) => {
+      const { status, session_id: sessionId, limit } = request.query;
+      return engine.list({ limit, ...(status === undefined ? {} : { status }), ...(sessionId === undefined ? {} : { sessionId }) });
+    });
+
+    const one = { params: TaskflowParams, response: { 200: Taskflow, ...errors } };
+    app.get('/api/taskflows/:id', { schema: one }, async (request) => existing(engine, request.params.id));
+
+    app.post('/api/taskflows/:id/resume', { schema: { ...one, body: Type.Optional(ResumeBody) } }, async (request) => {
+      const flow = existing(engine, request.params.id);
+      return engine.resume(flow.id, request.body?.decision);
+    });
+    app.post('/api/taskflows/:id/wait', { schema: { ...one, body: Type.Optional(WaitBody) } }, async (request) => {
+      const flow = existing(engine, request.params.id);
+      const until = request.body?.until;
+      return engine.wait(flow.id, until === undefined ? undefined : untilSeconds(until));
+    });
+    app.post('/api/taskflows/:id/cancel', { schema: { ...one, body: Type.Optional(CancelBody) } }, async (request) => {
+      const flow = existing(engine, request.params.id);
+      return engine.cancel(flow.id, request.body?.reason);
+    });
+  };
+
+function existing(engine: FlowEngine, id: string): TaskflowShape {
+  const flow = engine.get(id);
+  if (!flow) throw notFound('taskflow', id);
+  return flow;
+}
+
+function untilSeconds(until: string | number): number {
+  const seconds = instantSeconds(until);
+  if (seconds === undefined) throw new AppError('BAD_REQUEST', `until ${JSON.stringify(until)}: expected an ISO 8601 time with a zone (2026-05-01T07:30:00Z, …+02:00) or epoch seconds`, { field: 'until' });
+  return seconds;
+}
+
+// ── Times ────────────────────────────────────────────────────────────────────────────────────────
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
+const daysIn = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+/**
+ * Epoch seconds of an ISO 8601 time with `Z` or an offset (a time without a zone would mean whatever
+ * the brain's zone is), or of epoch seconds as given; undefined for anything else, a date that does
+ * not exist (February 30) included, and for times before 1970.
+ */
+export function instantSeconds(value: string | number): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
+  const m = ISO_INSTANT.exec(value);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  const [offsetHours, offsetMinutes] = [Number(m[10] ?? 0), Number(m[11] ?? 0)];
+  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
+  const offset = (m[9] === '-' ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60);
+  const seconds = Date.UTC(year, month - 1, day, hour, minute, second) / 1000 - offset + Number(m[7] ?? 0);
+  return seconds >= 0 ? seconds : undefined;
+}
+
+// ── The create body ──────────────────────────────────────────────────────────────────────────────
+/** One problem of a create body: where it is, and for a step, which step and field. */
+export interface CreateProblem extends FieldError {
+  step: number | null;
+  field: string | null;
+}
+
+type StepVariant = TObject & { properties: { type: TLiteral<string> } };
+const STEP_VARIANTS = StepSpec.anyOf as StepVariant[];
+export const STEP_TYPES = STEP_VARIANTS.map((v) => v.properties.type.const);
+
+let checkers: { create: TypeCheck<typeof CreateTaskflow>; steps: Map<string, TypeCheck<TObject>> } | undefined;
+const compiled = () => (checkers ??= { create: TypeCompiler.Compile(CreateTaskflow), steps: new Map(STEP_VARIANTS.map((v) => [v.properties.type.const, TypeCompiler.Compile(v)])) });
+
+/** The body as a CreateTaskflow, or a 400 whose details name the first problem's step and field and list the problems. */
+export function checkCreate(body: unknown): CreateTaskflow {
+  const problems = createProblems(body);
+  const first = problems[0];
+  if (!first) return body as CreateTaskflow;
+  const shown = problems.slice(0, PROBLEM_LIMIT);
+  const where = first.step === null ? '' : `step ${first.step}: `;
+  throw new AppError(INVALID_FLOW, `invalid taskflow: ${where}${first.path} ${first.message}`, { step: first.step, field: first.field, path: first.path, fields: shown.map(({ path, message }) => ({ path, message })) });
+}
+
+/** Every problem of a create body: the steps' first (by index), then the rest; empty when it is valid. */
+export function createProblems(body: unknown): CreateProblem[] {
+  const { create } = compiled();
+  if (create.Check(body)) return [];
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [{ path: 'body', message: 'must be an object', step: null, field: null }];
+  const steps = (body as { steps?: unknown }).steps;
+  const stepProblems: CreateProblem[] = [];
+  if (Array.isArray(steps)) {
+    for (let i = 0; i < steps.length && stepProblems.length < PROBLEM_LIMIT; i++) stepProblems.push(...problemsOfStep(steps[i], i));
+  }
+  const rest: CreateProblem[] = [];
+  for (const e of create.Errors(body)) {
+    if (/^\/steps\/\d+(\/|$)/.test(e.path)) continue; // told above, per step
+    rest.push({ path: `body${e.path}`, message: inWords(e), step: null, field: e.path.split('/')[1] ?? null });
+    if (rest.length >= PROBLEM_LIMIT) break;
+  }
+  return firstPerPath([...stepProblems, ...rest]);
+}
+
+/** TypeBox reports a missing field as "required" and again as the wrong type: one problem per place is enough. */
+function firstPerPath(problems: CreateProblem[]): CreateProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => !seen.has(p.path) && Boolean(seen.add(p.path)));
+}
+
+function problemsOfStep(step: unknown, index: number): CreateProblem[] {
+  const at = (field: string | null, message: string, path = field === null ? '' : `/${field}`): CreateProblem => ({ path: `body/steps/${index}${path}`, message, step: index, field });
+  if (typeof step !== 'object' || step === null || Array.isArray(step)) return [at(null, 'must be an object')];
+  const type = (step as { type?: unknown }).type;
+  const check = typeof type === 'string' ? compiled().steps.get(type) : undefined;
+  if (!check) return [at('type', `must be one of ${STEP_TYPES.join(', ')}`)];
+  if (check.Check(step)) return [];
+  return [...check.Errors(step)].map((e) => at(e.path.split('/')[1] ?? null, inWords(e), e.path));
+}
+
+/** TypeBox's message, with a protocol/text.ts pattern said in words (as daemon/http/request-parsing.ts does for ajv). */
+function inWords(e: ValueError): string {
+  if (e.type === ValueErrorType.StringPattern) return PATTERN_MESSAGES[String((e.schema as { pattern?: string }).pattern)] ?? e.message;
+  if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'is not a known field';
+  if (e.type === ValueErrorType.ObjectRequiredProperty) return 'is required';
+  return e.message;
+}
