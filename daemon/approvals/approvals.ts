@@ -55,6 +55,8 @@ export class Approvals implements PermissionHook {
   }
 
   async approve(requestId: string, givenSession: string | undefined): Promise<ApprovalResolution> {
+    // Expiry first, as for a listing: an expired request is a 404 (not a 503) and is announced once.
+    await this.expire();
     const pending = this.deps.queue.get(requestId);
     // A tool that left the registry (its capability stopped) leaves the request pending: 503, try later.
     if (pending?.status === 'pending' && !this.deps.tools.get(pending.tool_name)) {
@@ -69,6 +71,7 @@ export class Approvals implements PermissionHook {
   }
 
   async reject(requestId: string, givenSession: string | undefined): Promise<ApprovalResolution> {
+    await this.expire();
     const request = await this.deps.queue.claim(requestId, 'rejected', givenSession);
     this.changed();
     this.resolved(request, 'rejected');

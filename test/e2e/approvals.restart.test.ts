@@ -119,22 +119,26 @@ void test('SIGKILL while an approved command runs: the request stays unknown, is
 void test('after a long downtime a request past the TTL is expired (404, not listed); a request whose tool is gone is a 503 and stays pending', { timeout: 90_000 }, async (t) => {
   const rig = await approvalsBrain(t);
   const s = await session(t, rig.brain);
-  const { held } = await s.hold('old', 3);
-  const [expired, retired, fresh] = held.map((h) => h.payload.request_id) as [string, string, string];
-  assert.equal(await gauge(rig), 3);
+  const { held } = await s.hold('old', 4);
+  const [expired, retired, fresh, both] = held.map((h) => h.payload.request_id) as [string, string, string, string];
+  assert.equal(await gauge(rig), 4);
 
   assert.equal(await rig.brain.stop(), 0);
   const twoDays = 2 * 24 * 3600;
   await editStore(rig, 'UPDATE approval_requests SET created_at = created_at - ? WHERE request_id = ?', [twoDays, expired]);
   await editStore(rig, "UPDATE approval_requests SET tool_name = 'retired_tool' WHERE request_id = ?", [retired]);
+  await editStore(rig, "UPDATE approval_requests SET tool_name = 'retired_tool', created_at = created_at - ? WHERE request_id = ?", [twoDays, both]);
   await rig.restart('SIGKILL'); // already stopped: starts it again
 
-  assert.equal(await gauge(rig), 2, 'the expired request is not counted');
-  // Resolved before any listing (which marks expired requests first), so the claim itself refuses it.
-  for (const resolve of [approve, reject]) {
-    const r = await resolve(rig.brain, expired);
-    assert.equal(r.status, 404, JSON.stringify(r.body));
-    assert.equal(envelope(r).code, 'NOT_FOUND');
+  assert.equal(await gauge(rig), 2, 'the expired requests are not counted');
+  // Resolved before any listing: the resolution itself finds them expired. Expired is a 404 even
+  // when the tool is gone too (not a 503 saying the request stays pending).
+  for (const id of [both, expired]) {
+    for (const resolve of [approve, reject]) {
+      const r = await resolve(rig.brain, id);
+      assert.equal(r.status, 404, JSON.stringify(r.body));
+      assert.equal(envelope(r).code, 'NOT_FOUND');
+    }
   }
   assert.deepEqual((await listed(rig)).approvals.map((a) => [a.request_id, a.tool_name]), [[retired, 'retired_tool'], [fresh, 'run_command']]);
 

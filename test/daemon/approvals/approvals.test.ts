@@ -119,3 +119,17 @@ void test('past the TTL a listing marks the request expired, announces it once, 
   assert.equal(await queued(), '0');
   await assert.rejects(approvals.approve(held.requestId, undefined), (err) => err instanceof AppError && err.status === 404);
 });
+
+void test('approving or rejecting a request past the TTL, before any listing, is a 404 that announces the expiry once (a missing tool too)', async (t) => {
+  const { approvals, queue, events, queued, clock } = await fixture(t);
+  const held = await approvals.check(ask('reboot'));
+  const gone = await approvals.check(ask('gone'));
+  assert.ok(held.verdict === 'pending' && gone.verdict === 'pending');
+  clock.ms += 61 * 60_000;
+  await assert.rejects(approvals.approve(gone.requestId, undefined), (err) => err instanceof AppError && err.status === 404);
+  await assert.rejects(approvals.reject(held.requestId, undefined), (err) => err instanceof AppError && err.status === 404);
+  assert.equal(queue.get(held.requestId)?.status, 'expired');
+  const expired = events.filter((e) => e.type === 'approval_resolved').map((e) => e.type === 'approval_resolved' && [e.requestId, e.status]);
+  assert.deepEqual(expired.sort(), [[held.requestId, 'expired'], [gone.requestId, 'expired']].sort());
+  assert.equal(await queued(), '0');
+});
