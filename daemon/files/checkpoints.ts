@@ -6,8 +6,9 @@ import { lstatSync, readFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../kernel/capability';
-import type { ToolContext } from '../kernel/tool';
+import { ToolFailure, type ToolContext } from '../kernel/tool';
 import { BLOB_CAP_BYTES, BlobStore } from './checkpoint-blobs';
+import { CheckpointLockBusyError } from './checkpoint-lock';
 import { CheckpointIndex, type ChangeKind, type EntryKind, type IndexDb, type NewChange } from './checkpoint-index';
 
 export interface CheckpointLimits {
@@ -68,25 +69,46 @@ export class Checkpoints {
 
   /** Saves what is at the path(s) now and records the change, before the tool acts. */
   async before(ctx: Pick<ToolContext, 'sessionId' | 'turnId'>, change: FileChange): Promise<PendingChange> {
-    const id = await this.index.useAsync((db) => {
-      this.retain(db, ctx.turnId);
-      return db.insert(this.row(ctx, change));
-    });
-    return this.pending(id);
+    return this.pending(
+      await this.record((db) => {
+        this.retain(db, ctx.turnId);
+        return db.insert(this.row(ctx, change));
+      }),
+    );
   }
 
   /** A command: recorded as not revertible, with its argv and working folder. */
   async command(ctx: Pick<ToolContext, 'sessionId' | 'turnId'>, argv: readonly string[], cwd: string): Promise<PendingChange> {
-    const id = await this.index.useAsync((db) => {
-      this.retain(db, ctx.turnId);
-      return db.insert({ ...this.base(ctx, 'run_command', 'command', cwd), entry: 'directory', prior_blob: null, prior_mode: null, revertible: 0, note: JSON.stringify(argv) });
-    });
-    return this.pending(id);
+    return this.pending(
+      await this.record((db) => {
+        this.retain(db, ctx.turnId);
+        return db.insert({ ...this.base(ctx, 'run_command', 'command', cwd), entry: 'directory', prior_blob: null, prior_mode: null, revertible: 0, note: JSON.stringify(argv) });
+      }),
+    );
+  }
+
+  /** No checkpoint, no change: a busy index fails the tool call (the model hears why) before it acts. */
+  private async record(fn: (db: IndexDb) => number): Promise<number> {
+    try {
+      return await this.index.useAsync(fn);
+    } catch (err) {
+      if (err instanceof CheckpointLockBusyError) throw new ToolFailure(`${err.message}; nothing was changed`);
+      throw err;
+    }
   }
 
   private pending(id: number): PendingChange {
     return {
-      done: (afterHash) => this.index.useAsync((db) => db.finish(id, afterHash)),
+      done: async (afterHash) => {
+        try {
+          await this.index.useAsync((db) => db.finish(id, afterHash));
+        } catch (err) {
+          // The change is made and its prior state is safe; the row stays `pending`, which a revert
+          // treats as drifted unless the file holds its prior content again. Not the tool's failure.
+          if (!(err instanceof CheckpointLockBusyError)) throw err;
+          this.deps.logger.warn({ err, id }, 'checkpoint index busy: a change stays recorded as pending');
+        }
+      },
       abandon: () => this.index.useAsync((db) => db.drop(id)),
     };
   }

@@ -19,7 +19,7 @@ export interface Rig {
   clock: { ms: number };
 }
 
-export function checkpointRig(t: { after(fn: () => unknown): void }, limits: Partial<CheckpointLimits> = {}): Rig {
+export function checkpointRig(t: { after(fn: () => unknown): void }, limits: Partial<CheckpointLimits> = {}, waitMs?: number): Rig {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'svc-checkpoints-')));
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const home = join(root, 'home');
@@ -27,7 +27,7 @@ export function checkpointRig(t: { after(fn: () => unknown): void }, limits: Par
   mkdirSync(home, { mode: 0o700 });
   mkdirSync(tree);
   const clock = { ms: Date.parse('2026-01-01T00:00:00Z') };
-  const checkpoints = new Checkpoints({ home, clock: { now: () => clock.ms }, logger: pino({ level: 'silent' }), limits });
+  const checkpoints = new Checkpoints({ home, clock: { now: () => clock.ms }, logger: pino({ level: 'silent' }), limits, ...(waitMs === undefined ? {} : { waitMs }) });
   const grants = () => [{ path: tree, mode: 'write' as const, expiresAt: null }];
   const tools = new Map<string, Tool>([...fileTools({ grants, checkpoints }), runCommandTool({ grants, secrets: () => [], checkpoints })].map((tool) => [tool.spec.name, tool]));
   const call = (name: string, args: Record<string, unknown>, turn = 'turn-1'): Promise<ToolOutcome> =>

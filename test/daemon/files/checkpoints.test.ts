@@ -2,6 +2,7 @@
 // deduplicated), commands as not revertible, retention, and — as a fast-check property — that random
 // sequences of write/edit/move/delete over several turns are undone back to the exact prior tree.
 import { test } from 'node:test';
+import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -169,6 +170,26 @@ void test('retention keeps the newest turns and recent ones, and removes blobs n
   rig.clock.ms += 2 * 24 * 3600 * 1000;
   await rig.call('write_file', { path: a, content: 'v5' }, 'turn-5');
   assert.deepEqual(turns(), ['turn-5']);
+});
+
+void test('a busy index fails the change before it is made; a busy index after it leaves the row pending, not the tool failed', async (t) => {
+  const rig = checkpointRig(t, {}, 30);
+  const a = join(rig.tree, 'a.txt');
+  writeFileSync(a, 'prior');
+  const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.after(() => holder.kill('SIGKILL'));
+  mkdirSync(join(rig.home, 'checkpoints'), { recursive: true });
+  const lockFile = join(rig.home, 'checkpoints', 'index.lock');
+  writeFileSync(lockFile, `${holder.pid}\n`);
+  await assert.rejects(rig.call('write_file', { path: a, content: 'new' }), (e: unknown) => e instanceof ToolFailure && /checkpoint index is busy.*nothing was changed/.test(e.message));
+  assert.equal(readFileSync(a, 'utf8'), 'prior');
+  unlinkSync(lockFile);
+  const pending = await rig.checkpoints.before({ sessionId: 's', turnId: 'busy' }, { tool: 'write_file', kind: 'write', path: a });
+  writeFileSync(a, 'new');
+  writeFileSync(lockFile, `${holder.pid}\n`);
+  await pending.done(sha256('new'));
+  unlinkSync(lockFile);
+  assert.deepEqual(changesOf(rig, 'busy').map((r) => r.state), ['pending']);
 });
 
 type Op =
