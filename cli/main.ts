@@ -10,6 +10,7 @@ import { registerMemoryCommands } from './commands/memory';
 import { registerGrantCommands } from './commands/grant';
 import { registerTwinCommands } from './commands/twin';
 import { registerCheckpointCommands } from './commands/checkpoints';
+import { registerFlowCommands } from './commands/flows';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -128,6 +129,7 @@ registerMemoryCommands(prog, commandContext);
 registerGrantCommands(prog, commandContext);
 registerTwinCommands(prog, commandContext);
 registerCheckpointCommands(prog, commandContext);
+registerFlowCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
@@ -139,7 +141,7 @@ async function restartBrain(c: Connection, port: number | undefined): Promise<bo
 }
 
 /** Options that take no value (`--no-probe` sets probe false); every other option takes one. */
-const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write', 'force']);
+const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write', 'force', 'retry', 'skip']);
 /** Commands whose last argument is free text: the remaining words are joined (`svc memory note buy milk`). */
 const REST_TEXT = new Set(['memory search', 'memory note']);
 
