@@ -111,7 +111,7 @@ export function instantSeconds(value: string | number): number | undefined {
 }
 
 // ── The create body ──────────────────────────────────────────────────────────────────────────────
-/** One problem of a create body: where it is, and for a step, which step and field. */
+/** One problem of a create body: where it is, and for a step, which step and field (`if.ref` for a nested one). */
 export interface CreateProblem extends FieldError {
   step: number | null;
   field: string | null;
@@ -147,7 +147,7 @@ export function createProblems(body: unknown): CreateProblem[] {
   const rest: CreateProblem[] = [];
   for (const e of create.Errors(body)) {
     if (/^\/steps\/\d+(\/|$)/.test(e.path)) continue; // told above, per step
-    rest.push({ path: `body${e.path}`, message: inWords(e), step: null, field: e.path.split('/')[1] ?? null });
+    rest.push({ path: `body${e.path}`, message: inWords(e), step: null, field: fieldOf(e.path) });
     if (rest.length >= PROBLEM_LIMIT) break;
   }
   return firstPerPath([...stepProblems, ...rest]);
@@ -166,8 +166,18 @@ function problemsOfStep(step: unknown, index: number): CreateProblem[] {
   const check = typeof type === 'string' ? compiled().steps.get(type) : undefined;
   if (!check) return [at('type', `must be one of ${STEP_TYPES.join(', ')}`)];
   if (check.Check(step)) return [];
-  return [...check.Errors(step)].map((e) => at(e.path.split('/')[1] ?? null, inWords(e), e.path));
+  return [...check.Errors(step)].map((e) => at(fieldOf(e.path), inWords(e), e.path));
 }
+
+/** A JSON pointer as the field name the engine uses too: `/if/ref` → `if.ref` (RFC 6901 escapes undone). */
+const fieldOf = (pointer: string): string | null =>
+  pointer === ''
+    ? null
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+        .join('.');
 
 /** TypeBox's message, with a protocol/text.ts pattern said in words (as daemon/http/request-parsing.ts does for ajv). */
 function inWords(e: ValueError): string {

@@ -112,3 +112,8 @@ void test('instantSeconds refuses times without a zone, impossible dates and any
   assert.equal(instantSeconds(1_780_000_000.5), 1_780_000_000.5);
   for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) assert.equal(instantSeconds(bad), undefined);
 });
+
+void test('a nested field is named as the engine names it: if.ref, args.x', () => {
+  const [first] = createProblems({ title: 'x', steps: [{ type: 'branch', if: { ref: 'a', op: 'eq' }, goto: 0 }] });
+  assert.deepEqual([first?.step, first?.field, first?.path], [0, 'if.ref', 'body/steps/0/if/ref']);
+});
