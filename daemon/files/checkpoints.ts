@@ -54,8 +54,8 @@ export class Checkpoints {
   readonly index: CheckpointIndex;
   readonly blobs: BlobStore;
   private readonly limits: CheckpointLimits;
-  /** Turns already seen by this process: retention runs once per new turn, not on every change. */
-  private readonly seenTurns = new Set<string>();
+  /** The turn of the last change recorded: retention runs when the turn changes, not on every change. */
+  private lastTurn: string | null = null;
 
   constructor(private readonly deps: CheckpointsDeps) {
     const paths = checkpointPaths(deps.home);
@@ -131,10 +131,10 @@ export class Checkpoints {
     return { ...base, prior_blob: this.blobs.put(readFileSync(c.path)), revertible: 1, note: null };
   }
 
-  /** Retention, once per turn this process has not seen: old turns go, then unreferenced blobs. */
+  /** Retention, when a change of another turn than the last comes: old turns go, then unreferenced blobs. */
   private retain(db: IndexDb, turnId: string): void {
-    if (this.seenTurns.has(turnId)) return;
-    this.seenTurns.add(turnId);
+    if (this.lastTurn === turnId) return;
+    this.lastTurn = turnId;
     const before = new Date(this.deps.clock.now() - this.limits.keepMs).toISOString();
     const pruned = db.prune(this.limits.keepTurns, before);
     const collected = this.blobs.gc(db.referencedBlobs());

@@ -58,7 +58,7 @@ if (writerAt !== -1) {
     const committed: string[] = [];
     let undos = 0;
     let reads = 0;
-    const ROUNDS = 8;
+    const ROUNDS = 10;
     for (let round = 0; round < ROUNDS; round++) {
       const child = spawn(process.execPath, [fileURLToPath(import.meta.url), WRITER_FLAG, home, tree], { stdio: ['ignore', 'pipe', 'inherit'] });
       const target = committed.length + 5 + Math.floor(Math.random() * 25);
