@@ -60,7 +60,7 @@ function listTaskflowsTool(engine: FlowEngine): Tool {
       const where = all === true ? '' : ' in this chat';
       if (count === 0) return { summary: `no ${status ?? ''}${status ? ' ' : ''}flows${where}`, data: { count, taskflows: [] } };
       return {
-        summary: `${count} flow${count === 1 ? '' : 's'}${where}: ${taskflows.map(describe).join('; ')}`,
+        summary: `${count} flow${count === 1 ? '' : 's'}${where}${taskflows.length < count ? `, ${taskflows.length} shown` : ''}: ${taskflows.map(describe).join('; ')}`,
         data: { count, taskflows: taskflows.map(({ id, title: t, status: s, current_step, error, wait_until, schedule: cron, session_id }) => ({ id, title: t, status: s, current_step, error, wait_until, schedule: cron, session_id })) },
         sources: taskflows.map((f) => `taskflow:${f.id}`),
       };
