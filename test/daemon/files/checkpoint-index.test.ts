@@ -2,10 +2,11 @@
 // checkpoints in a tight loop the way the brain does (useAsync), while this process reads, plans and
 // undoes the way `svc checkpoints` does (use). Then the writer is SIGKILLed at random points, over and
 // over, and the next opener must clear what it left (its lock, the `.lock` directory, a hot journal):
-// every change the writer saw committed is still there, and integrity_check is ok.
+// every change the writer saw committed is still there, and integrity_check is ok. A last writer stops
+// inside a transaction that has written into the file, so one kill surely leaves a journal to roll back.
 //
-// This file is also the writer: started with `--checkpoint-writer <home> <tree>` it records forever
-// and prints `committed <turn>` after each turn's last commit.
+// This file is also the writer: started with `--checkpoint-writer <home> <tree> [stall]` it records
+// forever and prints `committed <turn>` after each turn's last commit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -22,10 +23,19 @@ import { Checkpoints, checkpointPaths } from '../../../daemon/files/checkpoints'
 
 const WRITER_FLAG = '--checkpoint-writer';
 
-async function writer(home: string, tree: string): Promise<void> {
+async function writer(home: string, tree: string, stall: boolean): Promise<void> {
   const checkpoints = new Checkpoints({ home, clock: { now: () => Date.now() }, logger: pino({ level: 'silent' }), limits: { keepTurns: 1e9, keepMs: 1e12 }, waitMs: 120_000 });
   const ctx = (turnId: string) => ({ sessionId: `writer-${process.pid}`, turnId });
   for (let i = 0; ; i++) {
+    if (stall && i === 3) {
+      // Stops inside a transaction that has spilled pages into index.db (a 4 MiB row is more than
+      // SQLite's page cache), holding the lock: the kill that follows leaves all of it behind.
+      await checkpoints.index.useAsync((db) => {
+        db.insert({ turn_id: 'never-committed', session_id: 's', at: '', tool: 'run_command', kind: 'command', path: tree, to_path: null, entry: 'directory', prior_blob: null, prior_mode: null, revertible: 0, note: 'x'.repeat(4 * 1024 * 1024) });
+        process.stdout.write('stalled\n'); // a pipe is written synchronously on Linux
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+      });
+    }
     const turn = `${process.pid}-${i}`;
     const file = join(tree, `f${i % 4}.txt`);
     const content = `${turn} `.repeat(200 + (i % 7) * 300);
@@ -42,7 +52,7 @@ async function writer(home: string, tree: string): Promise<void> {
 const argv = process.argv;
 const writerAt = argv.indexOf(WRITER_FLAG);
 if (writerAt !== -1) {
-  void writer(argv[writerAt + 1]!, argv[writerAt + 2]!);
+  void writer(argv[writerAt + 1]!, argv[writerAt + 2]!, argv[writerAt + 3] === 'stall');
 } else {
   void test('a tight-loop writer and a reader/undoer share index.db, and kill -9 of the writer never loses a committed row', async (t) => {
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'svc-checkpoint-index-')));
@@ -84,7 +94,22 @@ if (writerAt !== -1) {
     }
     assert.ok(committed.length >= ROUNDS * 5);
     assert.ok(undos > 0 && reads > 0);
-    assert.ok(recoveries.length > 0, 'kills left something to clear (a lock directory or a journal)');
+    const random = recoveries.length;
+
+    // And one kill certain to land inside a transaction that has written into index.db.
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), WRITER_FLAG, home, tree, 'stall'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('stalled') && resolve()));
+    assert.equal(existsSync(join(dir, 'index.db-journal')) && existsSync(join(dir, 'index.db.lock')) && existsSync(join(dir, 'index.lock')), true);
+    child.kill('SIGKILL');
+    await exited;
+    const after = index.use((db) => ({ integrity: db.integrityCheck(), turns: new Set(db.turns(1e9).map((x) => x.turn_id)) }));
+    assert.equal(recoveries.length, random + 1);
+    assert.equal(recoveries.at(-1)?.lockDirCleared, true);
+    assert.equal(recoveries.at(-1)?.journal.state, 'rolled-back', JSON.stringify(recoveries.at(-1)));
+    assert.equal(after.integrity, 'ok');
+    assert.ok(!after.turns.has('never-committed'), 'the uncommitted row was rolled back');
+    for (const turn of committed) assert.ok(after.turns.has(turn), turn);
     t.diagnostic(`${committed.length} turns committed, ${reads} reads and ${undos} undos alongside, ${recoveries.length} recoveries: ${JSON.stringify(recoveries.map((r) => r.journal.state))}`);
   });
 
