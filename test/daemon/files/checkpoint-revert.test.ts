@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sha256 } from '../../../daemon/files/checkpoint-blobs';
 import { planTurn, showTurn, undoTurn } from '../../../daemon/files/checkpoint-revert';
 import { checkpointRig, snapshot, type Rig } from './checkpoint-rig';
 
@@ -73,4 +74,23 @@ void test('a deleted file put back by hand with the same content is in place, an
   const r = undo(rig, undefined);
   assert.deepEqual(r?.plan.steps.map((s) => s.status), ['in place']);
   assert.deepEqual(plan(rig)?.steps.map((s) => s.status), ['reverted']);
+});
+
+void test('a revert that fails part way marks nothing; the next undo continues, the steps done read in place', async (t) => {
+  const rig = checkpointRig(t);
+  const a = join(rig.tree, 'a.txt');
+  const b = join(rig.tree, 'b.txt');
+  writeFileSync(a, 'prior');
+  await rig.call('edit_file', { path: a, old_text: 'prior', new_text: 'edited' });
+  await rig.call('write_file', { path: b, content: 'created' });
+  const blob = join(rig.checkpoints.blobs.dir, sha256('prior'));
+  writeFileSync(blob, 'damaged');
+  assert.throws(() => undo(rig, undefined), /damaged/);
+  assert.ok(!existsSync(b), 'the newest step was reverted before the failure');
+  assert.equal(readFileSync(a, 'utf8'), 'edited');
+  assert.deepEqual(plan(rig)?.steps.map((s) => s.status), ['in place', 'revert']);
+  writeFileSync(blob, 'prior');
+  assert.equal(undo(rig, undefined)?.refused, false);
+  assert.equal(readFileSync(a, 'utf8'), 'prior');
+  assert.deepEqual(plan(rig)?.steps.map((s) => s.status), ['reverted', 'reverted']);
 });
