@@ -133,7 +133,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   // Listed before http: stop runs in reverse, so sockets close first, then sessions end and write their episodes.
   parts.push({ name: 'agent', start: () => agent.start(), stop: () => agent.stop() });
 
-  const core: CorePorts = { memory: agent.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices: emptyDevices };
+  const core: CorePorts = { memory: agent.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices: emptyDevices, conversations: agent };
   const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core }, settings);
   parts.push(...contributed.parts);
 

@@ -4,5 +4,6 @@ import type { CapabilityDefinition } from './kernel/capability';
 import { identityCapability } from './identity/identity-capability';
 import { filesCapability } from './files/files-capability';
 import { approvalsCapability } from './approvals/approvals-capability';
+import { taskflowsCapability } from './taskflows/taskflows-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability];

@@ -16,7 +16,8 @@ import { agentMemory } from '../memory/agent-memory';
 import type { AgentMemory, DeviceDirectory, IdentitySource } from '../kernel/ports';
 import { RoutePreferences } from './router/route-preferences';
 import { Router } from './router/router';
-import { SessionManager } from './session-manager';
+import { SessionManager, newTurnId } from './session-manager';
+import type { SessionOwner } from './session';
 import { TurnRunner } from './turn-runner';
 import { KnowledgeExtractor, type ExtractionLimits } from './knowledge-extractor';
 import { ToolRegistry } from '../kernel/tool-registry';
@@ -74,6 +75,9 @@ export interface AgentDeps {
   now?: () => number;
 }
 
+/** The owner of sessions the brain opens for itself (a capability's prompt with no open session). */
+const BACKGROUND_OWNER: SessionOwner = { principal: 'brain' };
+
 export class Agent {
   readonly tools: ToolRegistry;
   readonly events: AgentEvents;
@@ -126,10 +130,14 @@ export class Agent {
     deps.bus?.on('agent', (event) => this.hear(event, metrics, scrubber));
   }
 
-  /** What the agent does with the approvals capability's events on the brain's bus. */
+  /** What the agent does with the approvals and taskflows capabilities' events on the brain's bus. */
   private hear(event: BrainEvent, metrics: AgentMetrics, scrubber: SecretScrubber): void {
     if (event.type === 'approval_requested') {
       this.sessions.approval({ ...event, args: scrubber.scrubValue(event.args) });
+      return;
+    }
+    if (event.type === 'taskflow_update') {
+      this.sessions.taskflow(event);
       return;
     }
     if (event.type !== 'approval_resolved') return;
@@ -137,6 +145,27 @@ export class Agent {
     // The call and its outcome are scrubbed of vault secrets before any client, the conversation or the model sees them (as in the tool runner).
     const { args, result } = event;
     this.sessions.approval({ ...event, args: scrubber.scrubValue(args), ...(result ? { result: { ...result, summary: scrubber.scrub(result.summary), ...(result.data === undefined ? {} : { data: scrubber.scrubValue(result.data) }) } } : {}) });
+  }
+
+  /**
+   * ConversationPort (kernel/capability.ts): a turn asked for by a capability, in the open session
+   * `sessionId` (its clients see it), else in a session of its own, ended after the turn. Aborting
+   * `signal` cancels the turn.
+   */
+  async prompt(request: { sessionId: string; text: string; tools: boolean; signal: AbortSignal }): Promise<{ text: string; finishReason: string; sessionId: string }> {
+    request.signal.throwIfAborted();
+    const open = this.sessions.get(request.sessionId);
+    const session = open && !open.ended ? open : this.sessions.open(undefined, BACKGROUND_OWNER);
+    const turnId = newTurnId();
+    const cancel = (): void => void session.cancel(turnId);
+    request.signal.addEventListener('abort', cancel, { once: true });
+    try {
+      const result = await this.sessions.submit(session, request.text, turnId, { tools: request.tools });
+      return { text: result.text, finishReason: result.finishReason, sessionId: session.id };
+    } finally {
+      request.signal.removeEventListener('abort', cancel);
+      if (session !== open) await this.sessions.end(session.id, 'closed_by_client');
+    }
   }
 
   start(): void {

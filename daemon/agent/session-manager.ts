@@ -16,10 +16,10 @@ import type { SessionPort, SessionState } from '../memory/session-port';
 import type { ChatMessage } from '../kernel/conversation';
 import type { BrainMessageOf } from '../../protocol/session';
 import type { AgentEvents } from './agent-events';
-import type { ApprovalEvent } from '../kernel/events';
+import type { ApprovalEvent, TaskflowEvent } from '../kernel/events';
 import { approvalNote, continues, type ApprovalResolution } from './continuation';
 import { ADMIN_OWNER, Session, SessionBusyError, type ConversationEntry, type SessionClient, type SessionLimits, type SessionOwner } from './session';
-import type { TurnResult, TurnRunner } from './turn-runner';
+import type { TurnOptions, TurnResult, TurnRunner } from './turn-runner';
 
 export type CloseReason = BrainMessageOf<'session_closed'>['payload']['reason'];
 
@@ -164,14 +164,14 @@ export class SessionManager implements SessionPort {
   }
 
   /** Queues a turn behind the session's earlier turns; resolves with its result. */
-  submit(session: Session, text: string, turnId: string): Promise<TurnResult> {
+  submit(session: Session, text: string, turnId: string, options: TurnOptions = {}): Promise<TurnResult> {
     if (session.ended) return Promise.reject(notFound('session', session.id));
     let result: TurnResult | undefined;
     return session
       .enqueue(turnId, async (signal) => {
         this.turnsTotal++;
         try {
-          result = await this.deps.turns.run(session, turnId, text, signal);
+          result = await this.deps.turns.run(session, turnId, text, signal, options);
         } finally {
           this.enforceBudget(session);
         }
@@ -253,6 +253,17 @@ export class SessionManager implements SessionPort {
     }
     if (continues(event)) this.resume(session, event);
     else this.note(session, event);
+  }
+
+  /** A TaskFlow of the session changed: its clients see it (a session not open here has no one to tell). */
+  taskflow(event: TaskflowEvent): void {
+    const session = this.sessions.get(event.sessionId);
+    if (!session || session.ended) return;
+    session.broadcast({
+      type: 'taskflow_update',
+      session_id: session.id,
+      payload: { flow_id: event.flowId, title: event.title, status: event.status, current_step: event.currentStep, ...(event.step ? { step: event.step } : {}), reason: event.reason, at: event.at },
+    });
   }
 
   /** Queues the continuation turn; a session whose queue is full gets the outcome as a line of its conversation instead. */

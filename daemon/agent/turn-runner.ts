@@ -56,6 +56,11 @@ interface StepResult {
   usage?: Usage;
 }
 
+export interface TurnOptions {
+  /** Whether the model is offered tools (default true). */
+  tools?: boolean;
+}
+
 /** Mutable state of one turn while it runs. */
 export interface TurnState {
   session: Session;
@@ -80,10 +85,11 @@ export class TurnRunner {
     this.now = deps.now ?? Date.now;
   }
 
-  async run(session: Session, turnId: string, userText: string, signal: AbortSignal): Promise<TurnResult> {
+  /** `tools: false` offers the model no tool (a TaskFlow prompt step without tools). */
+  async run(session: Session, turnId: string, userText: string, signal: AbortSignal, options: TurnOptions = {}): Promise<TurnResult> {
     this.running++;
     try {
-      return await this.runCounted(session, turnId, userText, signal);
+      return await this.runCounted(session, turnId, userText, signal, options);
     } finally {
       this.running--;
     }
@@ -116,7 +122,7 @@ export class TurnRunner {
     }
   }
 
-  private async runCounted(session: Session, turnId: string, userText: string, signal: AbortSignal): Promise<TurnResult> {
+  private async runCounted(session: Session, turnId: string, userText: string, signal: AbortSignal, options: TurnOptions): Promise<TurnResult> {
     const startedAt = this.now();
     const correction = this.deps.router.correction(userText);
     const route = correction ? null : this.deps.router.classify(userText);
@@ -132,7 +138,7 @@ export class TurnRunner {
       finish = 'stop';
     } else {
       session.lastRoutedText = userText;
-      finish = await this.guarded(state, () => this.loop(state, userText));
+      finish = await this.guarded(state, () => this.loop(state, userText, undefined, options.tools ?? true));
       if (finish !== 'cancelled') await this.extract(state, userText);
     }
     const result = this.close(state, finish, correction ?? worker.name);
@@ -169,11 +175,11 @@ export class TurnRunner {
     }
   }
 
-  private async loop(state: TurnState, userText: string, tail?: readonly ChatMessage[]): Promise<FinishReason> {
+  private async loop(state: TurnState, userText: string, tail?: readonly ChatMessage[], tools = true): Promise<FinishReason> {
     const context = await this.deps.context.build(state.session, userText, state.worker, state.signal, tail);
     for (const s of context.sources) state.sources.add(s);
     const messages = context.messages;
-    const specs = this.deps.tools.specs(state.worker.tools ?? undefined);
+    const specs = tools ? this.deps.tools.specs(state.worker.tools ?? undefined) : [];
     const offered = new Set(specs.map((s) => s.name));
     const max = this.deps.maxToolSteps;
     // Each round either ends the turn or runs at least one tool, so max + 2 rounds always suffice.

@@ -41,6 +41,16 @@ export interface CorePorts {
   relevanceFloor: number;
   identity: IdentityDocuments;
   devices: DeviceDirectory;
+  conversations: ConversationPort;
+}
+
+/**
+ * Agent turns a capability asks for (a TaskFlow's prompt step): in the session `sessionId` when it is
+ * open, so its clients see the turn, else in a session of its own that ends after the turn (its
+ * episode is written). `tools: false` offers the model no tool at all.
+ */
+export interface ConversationPort {
+  prompt(request: { sessionId: string; text: string; tools: boolean; signal: AbortSignal }): Promise<{ text: string; finishReason: string; sessionId: string }>;
 }
 
 export interface CapabilityContext {

@@ -3,6 +3,7 @@
 // the brain forwards both onto the one bus capabilities listen to (daemon/brain.ts).
 import type { SafetyLevel, SpecialistName } from '../../protocol/session';
 import type { Tier } from '../../protocol/memory';
+import type { FlowStatus, StepStatus } from '../../protocol/taskflows';
 
 export type AgentEvent =
   | { type: 'session_opened'; sessionId: string; at: number }
@@ -38,5 +39,21 @@ export interface ApprovedToolResult {
   data?: unknown;
 }
 
+/**
+ * A TaskFlow changed (docs/taskflows.md): announced after the change is durable. The agent sends it to
+ * the flow's session as a taskflow_update frame; `step` is the step that changed, if one did.
+ */
+export interface TaskflowEvent {
+  type: 'taskflow_update';
+  flowId: string;
+  sessionId: string;
+  title: string;
+  status: FlowStatus;
+  currentStep: number | null;
+  step?: { index: number; type: string; status: StepStatus; error: string | null };
+  reason: string;
+  at: number;
+}
+
 /** Everything on the brain's bus. */
-export type BrainEvent = AgentEvent | ApprovalEvent | ({ type: 'memory_changed' } & MemoryChange);
+export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | ({ type: 'memory_changed' } & MemoryChange);

@@ -10,8 +10,16 @@ export interface PermissionRequest {
   safety: SafetyLevel;
   args: Record<string, unknown>;
   sessionId: string;
+  /**
+   * The turn that made the call. A call made outside any turn (a TaskFlow step) names its origin
+   * instead: `taskflow:<flow id>:<step index>`; its approval is not continued by the agent.
+   */
   turnId: string;
 }
+
+/** The turn id of a call made by a TaskFlow step, not by a turn of the conversation. */
+export const OUTSIDE_TURN_PREFIX = 'taskflow:';
+export const taskflowTurnId = (flowId: string, step: number): string => `${OUTSIDE_TURN_PREFIX}${flowId}:${step}`;
 
 export type PermissionDecision =
   | { verdict: 'allow' }

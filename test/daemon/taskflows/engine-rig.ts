@@ -1,0 +1,135 @@
+// The TaskFlow engine on real parts for its unit tests: a SQLite store file in a temp folder, the real
+// tool registry with three tools (read_temp passive, append_line active — it appends to a real file —,
+// reboot privileged), the brain's bus, a permission hook the test sets, and a conversation port that
+// answers from a script. `restart()` stops the engine and starts a new one on the same file, as a
+// brain restart does (a crash is staged by writing the state a kill -9 leaves into the store first).
+import { mkdtempSync, readFileSync, rmSync, existsSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Type } from '@sinclair/typebox';
+import { SqliteStore } from '../../../daemon/store/sqlite-store';
+import { EventBus } from '../../../daemon/kernel/event-bus';
+import type { BrainEvent } from '../../../daemon/kernel/events';
+import { ToolRegistry } from '../../../daemon/kernel/tool-registry';
+import { defineTool, ToolFailure } from '../../../daemon/kernel/tool';
+import { PermissionPlane, type PermissionHook } from '../../../daemon/kernel/permissions';
+import type { ConversationPort } from '../../../daemon/kernel/capability';
+import type { AgentMemory } from '../../../daemon/kernel/ports';
+import { FlowStore, TASKFLOW_MIGRATIONS } from '../../../daemon/taskflows/flow-store';
+import { TaskflowEngine } from '../../../daemon/taskflows/flow-engine';
+import type { Taskflow } from '../../../protocol/taskflows';
+
+export interface EngineRig {
+  engine: TaskflowEngine;
+  store: FlowStore;
+  bus: EventBus<BrainEvent>;
+  events: Extract<BrainEvent, { type: 'taskflow_update' }>[];
+  permissions: PermissionPlane;
+  prompts: { sessionId: string; text: string; tools: boolean }[];
+  notes: string[];
+  /** Lines append_line wrote (the effect outside the brain). */
+  lines(): string[];
+  temp: { value: number };
+  /** Resolves when flow `id` reaches one of `statuses` (checked after every announced change). */
+  until(id: string, ...statuses: Taskflow['status'][]): Promise<Taskflow>;
+  restart(settings?: { max_running?: number }): Promise<void>;
+}
+
+export async function engineRig(t: { after(fn: () => unknown): void }, opts: { max_running?: number; answer?: (text: string) => string | Promise<string> } = {}): Promise<EngineRig> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-taskflows-'));
+  const file = join(dir, 'lines.txt');
+  // Errors inside the engine are bugs: they fail the test run loudly instead of a silent stall.
+  const logger = pino({ level: 'error' });
+  const temp = { value: 17 };
+  const tools = new ToolRegistry();
+  tools.register('rig', defineTool({ spec: { name: 'read_temp', description: 'Reads the temperature.', parameters: Type.Object({}) }, safety: 'passive', run: async () => ({ summary: `${temp.value} °C`, data: { temp: temp.value } }) }));
+  tools.register(
+    'rig',
+    defineTool({
+      spec: { name: 'append_line', description: 'Appends a line to a file.', parameters: Type.Object({ line: Type.String() }) },
+      safety: 'active',
+      run: async ({ line }) => {
+        if (line === 'fail') throw new ToolFailure('asked to fail');
+        appendFileSync(file, `${line}\n`);
+        return { summary: `appended ${line}` };
+      },
+    }),
+  );
+  tools.register('rig', defineTool({ spec: { name: 'reboot', description: 'Reboots.', parameters: Type.Object({}) }, safety: 'privileged', run: async () => ({ summary: 'rebooting' }) }));
+  const bus = new EventBus<BrainEvent>((_owner, err) => {
+    throw err;
+  });
+  const events: EngineRig['events'] = [];
+  const waiters: { id: string; statuses: Taskflow['status'][]; resolve: (f: Taskflow) => void }[] = [];
+  bus.on('test', (e) => {
+    if (e.type !== 'taskflow_update') return;
+    events.push(e);
+    for (const w of [...waiters]) {
+      if (w.id !== e.flowId || !w.statuses.includes(e.status)) continue;
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(rig.store.get(e.flowId)!);
+    }
+  });
+  const permissions = new PermissionPlane();
+  const prompts: EngineRig['prompts'] = [];
+  const notes: string[] = [];
+  const conversations: ConversationPort = {
+    prompt: async (request) => {
+      prompts.push({ sessionId: request.sessionId, text: request.text, tools: request.tools });
+      return { text: opts.answer ? await opts.answer(request.text) : `answer to ${request.text}`, finishReason: 'stop', sessionId: request.sessionId };
+    },
+  };
+  const memory = { remember: async (text: string) => (notes.push(text), { id: `note_${notes.length}`, text }) } as unknown as AgentMemory;
+  let sqlite: SqliteStore;
+  const open = (max: number): { store: FlowStore; engine: TaskflowEngine } => {
+    sqlite = new SqliteStore(join(dir, 'brain.db'));
+    sqlite.migrate('taskflows', TASKFLOW_MIGRATIONS);
+    const store = new FlowStore(sqlite, { now: () => Date.now() });
+    const engine = new TaskflowEngine({ store, tools, permissions, conversations, memory, bus, clock: { now: () => Date.now() }, logger, settings: { max_running: max, retention_days: 30 }, defaultSession: 'dashboard' });
+    return { store, engine };
+  };
+  const first = open(opts.max_running ?? 4);
+  const rig: EngineRig = {
+    ...first,
+    bus,
+    events,
+    permissions,
+    prompts,
+    notes,
+    temp,
+    lines: () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []),
+    until: (id, ...statuses) =>
+      new Promise((resolve) => {
+        const now = rig.store.get(id);
+        if (now && statuses.includes(now.status)) return resolve(now);
+        waiters.push({ id, statuses, resolve });
+      }),
+    restart: async (settings = {}) => {
+      await rig.engine.stop();
+      sqlite.close();
+      Object.assign(rig, open(settings.max_running ?? opts.max_running ?? 4));
+      await rig.engine.start();
+    },
+  };
+  await rig.engine.start();
+  t.after(async () => {
+    await rig.engine.stop();
+    sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return rig;
+}
+
+/** A hook that holds every call of `tools` for approval and allows the rest (what the approvals capability does with "ask"). */
+export function holding(tools: string[], requests: { id: string; tool: string }[]): PermissionHook {
+  let n = 0;
+  return {
+    check: (request) => {
+      if (!tools.includes(request.tool)) return { verdict: 'allow' };
+      const id = `apr_${++n}`;
+      requests.push({ id, tool: request.tool });
+      return { verdict: 'pending', requestId: id, reason: 'held' };
+    },
+  };
+}
