@@ -6,6 +6,9 @@ import { Type } from '@sinclair/typebox';
 import { defineCapability } from '../kernel/capability';
 import { FlowStore, TASKFLOW_MIGRATIONS } from './flow-store';
 import { TaskflowEngine } from './flow-engine';
+import { routes } from '../http/route-kit';
+import { taskflowRoutes } from './taskflow-routes';
+import { taskflowTools } from './taskflow-tools';
 
 export const TASKFLOWS = 'taskflows';
 /** The session of a flow created without one (the dashboard's session: its clients see the flow). */
@@ -39,6 +42,8 @@ export const taskflowsCapability = defineCapability({
     return {
       migrations: TASKFLOW_MIGRATIONS,
       parts: [{ name: 'engine', start: () => engine.start(), stop: () => engine.stop() }],
+      routes: [routes(taskflowRoutes(engine))],
+      tools: taskflowTools(engine),
     };
   },
 });
