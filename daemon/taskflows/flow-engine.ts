@@ -120,7 +120,7 @@ export class TaskflowEngine {
       id = await this.deps.store.insert({ ...input, session_id: sessionId }, { status: 'queued', waitUntil: null, reason: 'created' });
     }
     const flow = this.deps.store.flow(id)!;
-    this.announce(flow, flow.status === 'queued' ? 'created' : 'scheduled');
+    this.announce(flow, input.schedule === undefined ? 'created' : 'scheduled');
     // As created (queued, or waiting for its schedule): the engine may start it at once.
     const created = this.deps.store.get(id)!;
     this.pump();

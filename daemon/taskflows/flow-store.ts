@@ -322,7 +322,7 @@ export class FlowStore {
 
   /** Ids of flows in `status`, oldest first. */
   ids(status: FlowStatus, limit = 10_000): string[] {
-    return this.store.all<{ id: string }>('SELECT id FROM taskflows WHERE status = ? ORDER BY created_at, id LIMIT ?', [status, limit]).map((r) => r.id);
+    return this.store.all<{ id: string }>('SELECT id FROM taskflows WHERE status = ? ORDER BY created_at, rowid LIMIT ?', [status, limit]).map((r) => r.id);
   }
 
   /** Waiting flows whose wait_until has come, oldest deadline first. */

@@ -172,7 +172,7 @@ void test('at most max_running flows run at once; the rest queue and start as ot
   await rig.until(ids[1]!, 'running');
   await new Promise((r) => setImmediate(r));
   assert.equal(rig.engine.running(), 2);
-  assert.equal(rig.store.get(ids[2]!)!.status, 'queued');
+  assert.equal(rig.store.get(ids[2]!)!.status, 'queued', 'the newest waits (oldest first)');
   gates[0]!.resolve('one');
   await rig.until(ids[0]!, 'completed');
   gates[1]!.resolve('two');
