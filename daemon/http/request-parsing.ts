@@ -76,11 +76,12 @@ function checked(validate: Validate, route: ValidatorRoute): Validate {
       out.errors = null;
       return true;
     }
+    const raw = coerced ? rawValues(data) : null;
     let ok = Boolean(validate(data));
     let errors = validate.errors ?? null;
-    if (ok && coerced) {
-      const infinite = nonFiniteNumbers(data);
-      if (infinite.length > 0) [ok, errors] = [false, infinite];
+    if (ok && raw) {
+      const refused = [...nonFiniteNumbers(data), ...undecimalNumbers(raw, data)];
+      if (refused.length > 0) [ok, errors] = [false, refused];
     }
     out.errors = ok ? null : (errors ?? []).map(inWords);
     return ok;
@@ -98,6 +99,29 @@ export function nonFiniteNumbers(data: unknown): ValidationError[] {
     const values: unknown[] = Array.isArray(value) ? value : [value];
     if (values.some((v) => typeof v === 'number' && !Number.isFinite(v))) {
       out.push({ instancePath: `/${key}`, schemaPath: `#/properties/${key}`, keyword: 'type', params: { type: 'number' }, message: 'must be a finite number' });
+    }
+  }
+  return out;
+}
+
+/** The strings of a query or params object before ajv coerces it in place. */
+function rawValues(data: unknown): Map<string, unknown> | null {
+  if (typeof data !== 'object' || data === null) return null;
+  return new Map(Object.entries(data).map(([k, v]) => [k, Array.isArray(v) ? [...(v as unknown[])] : v]));
+}
+
+/** A number in a query or path is written in decimal digits: "1e2", "0x10", " 5" and "+5" are refused, not read as 100, 16, 5. */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** Keys whose value ajv coerced to a number from text that is not plain decimal digits. */
+export function undecimalNumbers(raw: ReadonlyMap<string, unknown>, coerced: unknown): ValidationError[] {
+  if (typeof coerced !== 'object' || coerced === null) return [];
+  const out: ValidationError[] = [];
+  for (const [key, value] of Object.entries(coerced)) {
+    const before = raw.get(key);
+    const pairs: [unknown, unknown][] = Array.isArray(value) && Array.isArray(before) ? value.map((v, i) => [v, before[i]]) : [[value, before]];
+    if (pairs.some(([v, b]) => typeof v === 'number' && typeof b === 'string' && !DECIMAL.test(b))) {
+      out.push({ instancePath: `/${key}`, schemaPath: `#/properties/${key}`, keyword: 'type', params: { type: 'number' }, message: 'must be a number in decimal digits' });
     }
   }
   return out;

@@ -63,6 +63,20 @@ void test('a non-finite number in a query string or a path parameter is a 400, w
   assert.deepEqual(nonFiniteNumbers({ a: 1, b: Number.NaN, c: [2, -Infinity], d: 'Infinity' }).map((e) => e.instancePath), ['/b', '/c']);
 });
 
+void test('a number in a query string or a path is written in decimal digits: 1e2, 0x10, +5 and spaces are a 400, not 100, 16 and 5', async (t) => {
+  const app = await setup(t);
+  for (const v of ['1e2', '0x10', '%2B5', '%205', '5%20', '0b11', '1_0']) {
+    for (const url of [`/t/query?limit=${v}`, `/t/query?x=${v}`, `/t/query?limit=5&limit=${v}`, `/t/num/${v}`]) {
+      const r = await app.inject({ method: 'GET', url, headers: auth });
+      assert.equal(r.statusCode, 400, `${url}: ${r.body}`);
+      assert.equal(r.json<Envelope>().error.code, 'BAD_REQUEST', url);
+    }
+  }
+  const q = await app.inject({ method: 'GET', url: '/t/query?limit=007&x=-2.5', headers: auth });
+  assert.deepEqual(q.json<{ query: unknown }>().query, { limit: 7, x: -2.5 });
+  assert.equal((await app.inject({ method: 'GET', url: '/t/num/3.25', headers: auth })).statusCode, 200);
+});
+
 void test('a PATCH body changes only the fields it names: no defaults are filled in, and {} is a 400', async (t) => {
   const app = await setup(t);
   const patch = await app.inject({ method: 'PATCH', url: '/t/defaults', headers: auth, payload: { text: 'new' } });
