@@ -91,6 +91,7 @@ export function lookup(path: string, scope: Scope): unknown {
   const [root, ...rest] = path.split('.');
   let at: unknown;
   let segments = rest;
+  let walked = root!;
   if (root === 'now') return scope.now();
   if (root === 'flow') at = scope.flow;
   else if (root === 'context') at = scope.context;
@@ -99,9 +100,9 @@ export function lookup(path: string, scope: Scope): unknown {
     if (!step || step.status !== 'succeeded') throw new TemplateError(`{{${path}}}: step ${rest[0]} has not succeeded (it is ${step?.status ?? 'missing'})`);
     at = { status: step.status, result: step.result };
     segments = rest.slice(1);
+    walked = `steps.${rest[0]}`;
     if (segments.length === 0) return step.result;
   } else throw new TemplateError(`{{${path}}}: unknown reference`);
-  let walked = root!;
   for (const seg of segments) {
     if (FORBIDDEN.has(seg)) throw new TemplateError(`{{${path}}}: "${seg}" may not appear in a reference`);
     const next = child(at, seg);
