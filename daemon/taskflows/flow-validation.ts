@@ -63,13 +63,19 @@ function stepProblem(step: StepSpec, index: number, count: number, tools: Pick<T
   }
 }
 
-/** Epoch seconds of an ISO 8601 time with an offset (or Z), or of epoch seconds; null when neither. */
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/** Epoch seconds of an ISO 8601 time with an offset (or Z), or of epoch seconds; null when neither, and before 1970. */
 export function parseInstant(value: string | number): number | null {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : null;
   // A time without an offset would depend on the brain's zone: refused, not guessed.
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(value)) return null;
+  const m = ISO_INSTANT.exec(value);
+  if (!m) return null;
+  // Date.parse rolls a date that does not exist over (February 30 becomes March 2): refused too.
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map((v) => Number(v ?? 0)) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate() || hour > 23 || minute > 59 || second > 59) return null;
   const ms = Date.parse(value);
-  return Number.isNaN(ms) ? null : ms / 1000;
+  return Number.isNaN(ms) || ms < 0 ? null : ms / 1000;
 }
 
 function validZone(zone: string): boolean {
