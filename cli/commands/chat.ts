@@ -178,6 +178,10 @@ function renderer(io: ChatIo, paint: (style: Parameters<typeof styleText>[0], s:
       } else if (m.type === 'approval_requested') {
         newline();
         write(paint('yellow', `  ? ${m.payload.tool_name} needs your approval (request ${m.payload.request_id})\n`));
+      } else if (m.type === 'taskflow_update' && (m.payload.step === undefined || m.payload.status !== 'running')) {
+        // A flow's own progress lines would flood the chat: its status changes and its steps' endings are shown.
+        newline();
+        write(paint('dim', `  ⟳ ${m.payload.title} (${m.payload.flow_id}): ${m.payload.status} — ${m.payload.reason}\n`));
       } else if (m.type === 'tool_result' && m.payload.status !== 'ok') {
         write(paint('yellow', `  · ${m.payload.name}: ${m.payload.status}\n`));
       } else if (m.type === 'text_response') {

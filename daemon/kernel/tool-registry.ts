@@ -66,6 +66,7 @@ export class ToolRegistry {
   }
 
   /** Specs to offer the model; `only` restricts to a specialist's subset (unknown names are skipped). */
+  /** The specs of `only` (a specialist's tools) and of every tool offered everywhere; all when `only` is absent. */
   specs(only?: readonly string[]): ToolSpec[] {
     const names = only ?? this.names();
     const out: ToolSpec[] = [];
@@ -73,6 +74,7 @@ export class ToolRegistry {
       const entry = this.entries.get(name);
       if (entry) out.push(entry.tool.spec);
     }
+    if (only) for (const [name, entry] of this.entries) if (entry.tool.everywhere && !only.includes(name)) out.push(entry.tool.spec);
     return out;
   }
 

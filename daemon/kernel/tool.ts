@@ -30,6 +30,11 @@ export interface ToolOutcome {
 export interface Tool<S extends TSchema = TSchema> {
   readonly spec: ToolSpec<S>;
   readonly safety: SafetyLevel;
+  /**
+   * Offered whichever specialist answers (router/specialists.ts gives most of them a few tools): for
+   * tools that serve any subject, like starting a TaskFlow ("remind me…", "every morning…").
+   */
+  readonly everywhere?: boolean;
   run(args: Static<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 

@@ -27,6 +27,7 @@ function startTaskflowTool(engine: FlowEngine): Tool {
       parameters: Type.Object({ title, steps, context, schedule }, { additionalProperties: false }),
     },
     safety: 'active',
+    everywhere: true,
     run: async (args, ctx) => {
       const flow = await refusalsToFailures(() => engine.create({ ...args, session_id: ctx.sessionId }, { sessionId: ctx.sessionId }));
       const count = flow.steps.length;
@@ -55,6 +56,7 @@ function listTaskflowsTool(engine: FlowEngine): Tool {
       ),
     },
     safety: 'passive',
+    everywhere: true,
     run: async ({ status, all_sessions: all, limit }, ctx) => {
       const { count, taskflows } = engine.list({ limit: limit ?? LIST_TOOL_LIMIT.default, ...(status === undefined ? {} : { status }), ...(all === true ? {} : { sessionId: ctx.sessionId }) });
       const where = all === true ? '' : ' in this chat';

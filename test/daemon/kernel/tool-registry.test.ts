@@ -96,4 +96,9 @@ void test('specs(): all tools in registration order, or a subset in the order as
   assert.deepEqual(registry.specs().map((s) => s.name), ['remember', 'recall', 'who_am_i']);
   assert.deepEqual(registry.specs(['who_am_i', 'gone', 'remember']).map((s) => s.name), ['who_am_i', 'remember']);
   assert.deepEqual(registry.specs([]), []);
+  // A tool offered everywhere joins any subset, once.
+  registry.register('taskflows', { ...tool('start_taskflow'), everywhere: true });
+  assert.deepEqual(registry.specs(['who_am_i']).map((s) => s.name), ['who_am_i', 'start_taskflow']);
+  assert.deepEqual(registry.specs(['start_taskflow', 'recall']).map((s) => s.name), ['start_taskflow', 'recall']);
+  assert.deepEqual(registry.specs().map((s) => s.name), ['remember', 'recall', 'who_am_i', 'start_taskflow']);
 });
