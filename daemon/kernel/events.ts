@@ -55,5 +55,20 @@ export interface TaskflowEvent {
   at: number;
 }
 
+/** Who can reach the brain (docs/access.md): loopback only, the LAN, or a private-network tunnel. */
+export type AccessMode = 'localhost' | 'lan' | 'remote';
+
+/**
+ * The access mode, announced by the access capability at start and on every change (after the listener
+ * has been rebound). `urls` are the base URLs another device can use (`http://192.168.1.20:8765`, the
+ * tunnel's `https://host.tailnet.ts.net` when remote); empty in localhost mode.
+ */
+export interface AccessModeEvent {
+  type: 'access_mode';
+  mode: AccessMode;
+  urls: string[];
+  at: number;
+}
+
 /** Everything on the brain's bus. */
-export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | ({ type: 'memory_changed' } & MemoryChange);
+export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | ({ type: 'memory_changed' } & MemoryChange);
