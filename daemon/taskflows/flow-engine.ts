@@ -333,10 +333,10 @@ export class TaskflowEngine {
   private async startWait(flow: FlowRow, step: StepRow, spec: Extract<StepSpec, { type: 'wait' }>): Promise<Outcome> {
     const now = this.now();
     const deadline = spec.until !== undefined ? parseInstant(spec.until) : spec.seconds !== undefined ? now + spec.seconds : spec.timeout_seconds !== undefined ? now + spec.timeout_seconds : null;
-    const what = spec.event ? `a ${spec.event.type} event${deadline !== null ? ` until ${iso(deadline)}` : ''}` : `until ${iso(deadline!)}`;
+    const what = spec.event ? `for a ${spec.event.type} event${deadline !== null ? ` until ${iso(deadline)}` : ''}` : `until ${iso(deadline!)}`;
     await this.change(flow, {
-      steps: [{ index: step.index, to: 'waiting', reason: `waiting for ${what}`, set: { wait_until: deadline } }],
-      flow: { to: 'waiting', reason: `step ${step.index} waits for ${what}`, set: { wait_until: deadline } },
+      steps: [{ index: step.index, to: 'waiting', reason: `waiting ${what}`, set: { wait_until: deadline } }],
+      flow: { to: 'waiting', reason: `step ${step.index} waits ${what}`, set: { wait_until: deadline } },
     });
     this.arm();
     return 'stop';

@@ -37,7 +37,7 @@ void test('a flow the model starts shows in the REPL as it waits and completes',
   await pty.until(/\/help for commands/);
   pty.write('water the plants later\r');
   await pty.until(/I started a flow for the plants\./);
-  await pty.until(/⟳ Plants \(flw_[\w-]+\): waiting — step 1 waits for until \S+/);
+  await pty.until(/⟳ Plants \(flw_[\w-]+\): waiting — step 1 waits until \S+/);
   await pty.until(/⟳ Plants \(flw_[\w-]+\): completed — all 3 steps done/);
   const list = (await (await brain.api('/api/taskflows')).json()) as TaskflowList;
   assert.equal(list.count, 1);
