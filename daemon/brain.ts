@@ -5,7 +5,7 @@
 // created in order after the core. docs/architecture.md describes the layers and the data flow.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Settings } from './config/settings-schema';
+import { SettingsSchema, type Settings } from './config/settings-schema';
 import type { Lifecycle } from './lifecycle/lifecycle';
 import { buildApp } from './app';
 import { EventBus } from './kernel/event-bus';
@@ -33,6 +33,7 @@ import { vaultSecrets, type SecretScrubber } from './agent/tools/secret-scrubber
 import { IdentityFiles } from './identity/identity-files';
 import { sessionRoutes } from './ws/session-routes';
 import { dashboardRoutes } from './http/dashboard-routes';
+import { HttpListener } from './http/listener';
 
 export interface BrainContext {
   home: string;
@@ -62,6 +63,8 @@ export interface Brain {
   vault: Vault;
   /** The names of the capabilities created, in order. */
   capabilities: string[];
+  /** Where the brain listens (the access capability moves it: docs/access.md). */
+  listener: HttpListener;
 }
 
 /** The brain could not listen where it was told to (port in use, address not available). */
@@ -133,8 +136,12 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   // Listed before http: stop runs in reverse, so sockets close first, then sessions end and write their episodes.
   parts.push({ name: 'agent', start: () => agent.start(), stop: () => agent.stop() });
 
+  // server.host left at its default lets the access capability choose where to listen; any other
+  // value (settings, SVC_HOST, --host) pins the listener there (docs/access.md).
+  const pinned = settings.server.host === SettingsSchema.properties.server.properties.host.default ? null : settings.server.host;
+  const listener = new HttpListener({ hosts: [settings.server.host], port: settings.server.port, pinnedHost: pinned, logger: logger.child({ part: 'listener' }) });
   const core: CorePorts = { memory: agent.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices: emptyDevices, conversations: agent };
-  const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core }, settings);
+  const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core, listener }, settings);
   parts.push(...contributed.parts);
 
   const ws = settings.agent.websocket;
@@ -150,8 +157,9 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
     routes: [memoryRoutes(memory), providerRoutes({ keys: providers.keys, models: providers.models, scrubber: context.scrubber }), dashboardRoutes({ agent, identity }), ...routePlugins(contributed.routes)],
     sockets: [sessionRoutes({ sessions: agent.sessions, logger: logger.child({ part: 'ws' }), options: { heartbeatMs: ws.heartbeat_ms, maxBufferedBytes: ws.max_buffered_bytes } }), ...routePlugins(contributed.sockets)],
   });
-  parts.push(httpPart(app, settings, logger));
-  return { app, parts, agent, tools, bus, metrics, vault, capabilities: contributed.names };
+  listener.attach(app.server, app.websocketServer);
+  parts.push(httpPart(app, listener, settings, logger));
+  return { app, parts, agent, tools, bus, metrics, vault, capabilities: contributed.names, listener };
 }
 
 interface Contributed {
@@ -185,12 +193,13 @@ async function createCapabilities(definitions: readonly CapabilityDefinition[], 
 const routePlugins = (plugins: readonly RoutePlugin[]): NonNullable<Parameters<typeof buildApp>[0]['routes']> =>
   plugins as unknown as NonNullable<Parameters<typeof buildApp>[0]['routes']>;
 
-function httpPart(app: BrainApp, settings: Settings, logger: Logger): Part {
+function httpPart(app: BrainApp, listener: HttpListener, settings: Settings, logger: Logger): Part {
   return {
     name: 'http',
     start: async () => {
+      await app.ready();
       try {
-        await app.listen({ host: settings.server.host, port: settings.server.port });
+        await listener.start();
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
@@ -202,6 +211,7 @@ function httpPart(app: BrainApp, settings: Settings, logger: Logger): Part {
     stop: async () => {
       // Clients hear "going away" (1001) before the listener closes (spec: WebSockets told).
       for (const client of app.websocketServer.clients) client.close(1001, 'brain shutting down');
+      await listener.stop();
       await app.close();
       logger.debug('http closed');
     },

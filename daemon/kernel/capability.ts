@@ -11,6 +11,7 @@ import type { EventBus } from './event-bus';
 import type { BrainEvent } from './events';
 import type { MetricsRegistry } from './metrics';
 import type { Part } from './parts';
+import type { ListenerPort } from './listener';
 import type { PermissionPlane } from './permissions';
 import type { AgentMemory, DeviceDirectory, IdentityDocuments } from './ports';
 import type { Tool } from './tool';
@@ -67,6 +68,8 @@ export interface CapabilityContext {
   /** Every tool call's permission check; the approvals capability installs its hook here. */
   readonly permissions: PermissionPlane;
   readonly core: CorePorts;
+  /** Where the brain listens; the access capability moves it (kernel/listener.ts). */
+  readonly listener: ListenerPort;
 }
 
 /**
