@@ -70,5 +70,12 @@ export interface AccessModeEvent {
   at: number;
 }
 
+/**
+ * The mesh capability (docs/mesh.md) announced the brain over mDNS: `host` is the `<name>.local` its
+ * services point at (the pair URL lists it), `port` the port they name. `mdns_withdrawn` follows when
+ * it stops advertising (back to localhost mode, mesh.advertise off, shutdown).
+ */
+export type MdnsEvent = { type: 'mdns_advertised'; host: string; port: number; at: number } | { type: 'mdns_withdrawn'; at: number };
+
 /** Everything on the brain's bus. */
-export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | ({ type: 'memory_changed' } & MemoryChange);
+export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | MdnsEvent | ({ type: 'memory_changed' } & MemoryChange);
