@@ -10,7 +10,7 @@ import type { Lifecycle } from './lifecycle/lifecycle';
 import { buildApp } from './app';
 import { EventBus } from './kernel/event-bus';
 import type { BrainEvent } from './kernel/events';
-import type { Capability, CapabilityContext, CapabilityDefinition, Clock, CorePorts, RoutePlugin } from './kernel/capability';
+import type { Capability, CapabilityContext, CapabilityDefinition, CapabilityVerifier, Clock, CorePorts, RoutePlugin } from './kernel/capability';
 import type { Part } from './kernel/parts';
 import { emptyDevices } from './kernel/ports';
 import { ToolRegistry } from './kernel/tool-registry';
@@ -32,6 +32,7 @@ import { Agent } from './agent/agent';
 import { vaultSecrets, type SecretScrubber } from './agent/tools/secret-scrubber';
 import { IdentityFiles } from './identity/identity-files';
 import { sessionRoutes } from './ws/session-routes';
+import { ConnectionRegistry } from './ws/connection-registry';
 import { dashboardRoutes } from './http/dashboard-routes';
 import { HttpListener } from './http/listener';
 
@@ -140,7 +141,8 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   // value (settings, SVC_HOST, --host) pins the listener there (docs/access.md).
   const pinned = settings.server.host === SettingsSchema.properties.server.properties.host.default ? null : settings.server.host;
   const listener = new HttpListener({ hosts: [settings.server.host], port: settings.server.port, pinnedHost: pinned, logger: logger.child({ part: 'listener' }) });
-  const core: CorePorts = { memory: agent.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices: emptyDevices, conversations: agent };
+  const connections = new ConnectionRegistry(agent.sessions);
+  const core: CorePorts = { memory: agent.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices: emptyDevices, conversations: agent, connections };
   const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core, listener }, settings);
   parts.push(...contributed.parts);
 
@@ -149,13 +151,18 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
     logger,
     version: context.version,
     apiToken: context.apiToken,
+    verifiers: contributed.verifiers,
     metrics,
     metricsPublic: settings.metrics.public,
     lifecycle,
     bodyLimit: settings.server.body_limit_bytes,
     timeouts: { requestMs: settings.server.request_timeout_ms, headersMs: Math.min(settings.server.headers_timeout_ms, settings.server.request_timeout_ms) },
     routes: [memoryRoutes(memory), providerRoutes({ keys: providers.keys, models: providers.models, scrubber: context.scrubber }), dashboardRoutes({ agent, identity }), ...routePlugins(contributed.routes)],
-    sockets: [sessionRoutes({ sessions: agent.sessions, logger: logger.child({ part: 'ws' }), options: { heartbeatMs: ws.heartbeat_ms, maxBufferedBytes: ws.max_buffered_bytes } }), ...routePlugins(contributed.sockets)],
+    // Paired phones and browsers (device principals, docs/pairing.md) open sessions too.
+    sockets: [
+      sessionRoutes({ sessions: agent.sessions, logger: logger.child({ part: 'ws' }), options: { heartbeatMs: ws.heartbeat_ms, maxBufferedBytes: ws.max_buffered_bytes }, principals: ['admin', 'device'], registry: connections }),
+      ...routePlugins(contributed.sockets),
+    ],
   });
   listener.attach(app.server, app.websocketServer);
   parts.push(httpPart(app, listener, settings, logger));
@@ -167,11 +174,12 @@ interface Contributed {
   parts: Part[];
   routes: RoutePlugin[];
   sockets: RoutePlugin[];
+  verifiers: CapabilityVerifier[];
 }
 
 /** Creates each capability in list order with its own settings section and a context named after it. */
 async function createCapabilities(definitions: readonly CapabilityDefinition[], base: CapabilityContext, settings: Readonly<Record<string, unknown>>): Promise<Contributed> {
-  const out: Contributed = { names: [], parts: [], routes: [], sockets: [] };
+  const out: Contributed = { names: [], parts: [], routes: [], sockets: [], verifiers: [] };
   for (const definition of definitions) {
     const { name } = definition;
     if (out.names.includes(name)) throw new Error(`capability ${name} is listed twice`);
@@ -184,6 +192,7 @@ async function createCapabilities(definitions: readonly CapabilityDefinition[], 
     out.parts.push(...(capability.parts ?? []).map((part): Part => ({ name: `${name}:${part.name}`, start: () => part.start?.(), stop: () => part.stop?.() })));
     out.routes.push(...(capability.routes ?? []));
     out.sockets.push(...(capability.sockets ?? []));
+    out.verifiers.push(...(capability.verifiers ?? []));
     out.names.push(name);
   }
   return out;

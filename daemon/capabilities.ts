@@ -5,5 +5,6 @@ import { identityCapability } from './identity/identity-capability';
 import { filesCapability } from './files/files-capability';
 import { approvalsCapability } from './approvals/approvals-capability';
 import { taskflowsCapability } from './taskflows/taskflows-capability';
+import { pairingCapability } from './pairing/pairing-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, pairingCapability];

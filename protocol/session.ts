@@ -154,10 +154,10 @@ export const Pong = envelope('pong', Obj({ nonce: Type.Optional(Type.String()) }
 export const SessionClosed = envelope(
   'session_closed',
   Obj({
-    reason: Type.Union([Type.Literal('closed_by_client'), Type.Literal('idle'), Type.Literal('evicted'), Type.Literal('shutdown'), Type.Literal('left')]),
+    reason: Type.Union([Type.Literal('closed_by_client'), Type.Literal('idle'), Type.Literal('evicted'), Type.Literal('shutdown'), Type.Literal('left'), Type.Literal('handed_off')]),
     episode_id: Type.Union([Type.String(), Type.Null()]),
   }),
-  'The session ended (or, with reason left, this connection detached). evicted: it had no client and no turn when the brain needed its room.',
+  'The session ended (or, with reason left, this connection detached; handed_off: the session was moved to another device, POST /api/devices/handoff). evicted: it had no client and no turn when the brain needed its room.',
 );
 
 /** The fields of an approval request (spec 2.6) but its status: the approvals list and this frame share them. */
@@ -226,4 +226,4 @@ export type BrainMessageOf<T extends BrainMessage['type']> = Extract<BrainMessag
 export type ClientMessageOf<T extends ClientMessage['type']> = Extract<ClientMessage, { type: T }>;
 
 /** Close codes the brain uses on /v1/session (RFC 6455 7.4; 4000-4999 are application codes). */
-export const CLOSE_CODES = { goingAway: 1001, invalidData: 1007, policy: 1008, tooBig: 1009, slowConsumer: 4008, heartbeat: 4009 } as const;
+export const CLOSE_CODES = { goingAway: 1001, invalidData: 1007, policy: 1008, tooBig: 1009, slowConsumer: 4008, heartbeat: 4009, revoked: 4001 } as const;

@@ -13,7 +13,7 @@ import type { MetricsRegistry } from './metrics';
 import type { Part } from './parts';
 import type { ListenerPort } from './listener';
 import type { PermissionPlane } from './permissions';
-import type { AgentMemory, DeviceDirectory, IdentityDocuments } from './ports';
+import type { AgentMemory, ClientConnections, DeviceDirectory, IdentityDocuments } from './ports';
 import type { Tool } from './tool';
 import type { ToolRegistry } from './tool-registry';
 
@@ -43,6 +43,8 @@ export interface CorePorts {
   identity: IdentityDocuments;
   devices: DeviceDirectory;
   conversations: ConversationPort;
+  /** The open client WebSockets and who holds them (revoking a device closes its sockets). */
+  connections: ClientConnections;
 }
 
 /**
@@ -80,6 +82,24 @@ export interface RoutePlugin {
   (app: never, options: never): Promise<void>;
 }
 
+/**
+ * Who a credential a capability issued belongs to: the same shapes as daemon/auth/principal.ts (the
+ * brain hands these verifiers to its authentication, which checks that they fit).
+ */
+export type CredentialPrincipal =
+  | { readonly kind: 'device'; readonly id: string; readonly deviceKind: 'phone' | 'browser'; readonly scopes: readonly string[] }
+  | { readonly kind: 'node'; readonly id: string }
+  | { readonly kind: 'peer'; readonly id: string };
+
+/**
+ * A credential store a capability contributes (daemon/auth/authenticate.ts CredentialVerifier): asked
+ * after the API token, in the first hook of every authenticated request — synchronous, cheap, and
+ * looking credentials up by a hash so its timing says nothing about which exist.
+ */
+export interface CapabilityVerifier {
+  verify(credential: { readonly scheme: 'bearer'; readonly token: string }): CredentialPrincipal | undefined;
+}
+
 /** What a created capability contributes; every field is optional. */
 export interface Capability {
   /** Store migrations of the capability's own tables (component: its name). */
@@ -91,6 +111,8 @@ export interface Capability {
   readonly sockets?: readonly RoutePlugin[];
   /** Tools registered under the capability's name. */
   readonly tools?: readonly Tool[];
+  /** Credentials the capability issues (paired devices, node keys, peer brains). */
+  readonly verifiers?: readonly CapabilityVerifier[];
 }
 
 /** One settings migration: raises settings.json from `version - 1` to `version` (before validation). */

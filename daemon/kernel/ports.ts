@@ -70,3 +70,31 @@ export const emptyDevices: DeviceDirectory = {
   list: () => [],
   set: (deviceId) => Promise.reject(new Error(`no device directory: cannot reach ${deviceId}`)),
 };
+
+/** One open client WebSocket (/v1/session): who holds it (principalId, e.g. `device:dev_…`) and the session it is attached to. */
+export interface ClientConnection {
+  readonly principal: string;
+  readonly connection: string;
+  readonly sessionId: string | null;
+}
+
+/** The open client WebSockets, for capabilities that must act on them (docs/pairing.md: revoke, handoff). */
+export interface ClientConnections {
+  list(): ClientConnection[];
+  /** Closes every socket `principal` holds (WebSocket close `code`); returns how many. */
+  close(principal: string, code: number, reason: string): number;
+  /**
+   * Moves session `sessionId` from one principal's sockets to another's: each socket of `to` joins it
+   * (and gets its history, as on session_open); each socket of `from` attached to it is detached.
+   * Throws AppError NOT_FOUND for a session that is not open, CONFLICT when `to` has no open socket.
+   */
+  handoff(sessionId: string, from: string, to: string): { attached: number; detached: number };
+}
+
+export const noConnections: ClientConnections = {
+  list: () => [],
+  close: () => 0,
+  handoff: (sessionId) => {
+    throw new Error(`no client connections: cannot hand off ${sessionId}`);
+  },
+};

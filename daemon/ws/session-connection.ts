@@ -44,6 +44,26 @@ export class SessionConnection {
     }
   }
 
+  /** The session this connection is attached to, if any. */
+  sessionId(): string | null {
+    return this.attached()?.id ?? null;
+  }
+
+  /** Joins an open session on the brain's initiative (a handoff): as session_open would, with its history. */
+  join(sessionId: string): boolean {
+    return this.attachTo(sessionId, sessionId, DEFAULT_HISTORY) !== null;
+  }
+
+  /** The session was handed to another device: detach, and say so (session_closed reason handed_off). */
+  handOff(sessionId: string): boolean {
+    const session = this.attached();
+    if (!session || session.id !== sessionId) return false;
+    this.sessions.detach(session, this.client);
+    this.session = null;
+    this.client.send({ type: 'session_closed', session_id: session.id, payload: { reason: 'handed_off', episode_id: null } });
+    return true;
+  }
+
   /** The socket closed: the session stays open for its other clients (and resumable by id). */
   closed(): void {
     if (this.session) this.sessions.detach(this.session, this.client);

@@ -10,6 +10,7 @@ import { parseFrame } from './frame-parser';
 import { principalId, type PrincipalKind } from '../auth/principal';
 import { SessionConnection } from './session-connection';
 import { WsClient, type WsClientOptions } from './ws-client';
+import type { ConnectionRegistry } from './connection-registry';
 
 export interface SessionRouteDeps {
   sessions: SessionManager;
@@ -17,6 +18,8 @@ export interface SessionRouteDeps {
   options: WsClientOptions;
   /** The principals that may open sessions (default: the admin only). */
   principals?: readonly PrincipalKind[];
+  /** Where open sockets are listed by principal (revoke closes a device's, handoff moves a session). */
+  registry?: ConnectionRegistry;
 }
 
 export const sessionRoutes =
@@ -25,6 +28,19 @@ export const sessionRoutes =
     app.get('/v1/session', { websocket: true, config: { principals: deps.principals ?? ['admin'] } }, (socket, request) => {
       const client = new WsClient(socket, deps.options, (reason) => deps.logger.warn({ client: client.id, reason }, 'dropped a session client'));
       const connection = new SessionConnection(client, deps.sessions, deps.logger, principalId(request.principal));
+      const unregister = deps.registry?.add({
+        principal: principalId(request.principal),
+        id: client.id,
+        sessionId: () => connection.sessionId(),
+        join: (id) => connection.join(id),
+        handOff: (id) => connection.handOff(id),
+        // Revoked: detached at once (no further frames reach it), closed, and cut off if it does not answer the close.
+        close: (code, reason) => {
+          connection.closed();
+          socket.close(code, reason);
+          setTimeout(() => socket.terminate(), 1000).unref();
+        },
+      });
       client.start();
       socket.on('pong', () => client.seen());
       socket.on('message', (data, isBinary) => {
@@ -40,6 +56,7 @@ export const sessionRoutes =
         }
       });
       socket.on('close', () => {
+        unregister?.();
         client.stop();
         connection.closed();
       });

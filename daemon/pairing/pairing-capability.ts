@@ -1,0 +1,49 @@
+// The pairing capability (issue 13 "Pairing"; spec 4.6, 5.4; docs/pairing.md): pairing tokens with
+// PINs and pair URLs/QR codes, the 6-digit code flow for nodes, the paired devices' credentials (a
+// verifier the brain's authentication asks after the API token), revoke and session handoff. It learns
+// where the brain can be reached from the access capability's `access_mode` events and the mDNS
+// capability's `mdns_advertised` events on the bus.
+import { defineCapability } from '../kernel/capability';
+import type { BrainEvent } from '../kernel/events';
+import { routes } from '../http/route-kit';
+import { CodePairing } from './code-pairing';
+import { DeviceCredentials } from './device-credentials';
+import { Pairing, type Reachability } from './pairing';
+import { PAIRING_MIGRATIONS } from './pairing-store';
+import { pairingRoutes } from './pairing-routes';
+
+export const PAIRING = 'pairing';
+
+/** Follows the bus: the access mode and its URLs, and the mDNS name while one is advertised. */
+export function followReachability(): { reach: () => Reachability; hear: (event: BrainEvent) => void } {
+  const state: Reachability = { mode: 'localhost', urls: [], mdns: null };
+  const hear = (event: BrainEvent): void => {
+    if (event.type === 'access_mode') {
+      state.mode = event.mode;
+      state.urls = [...event.urls];
+      return;
+    }
+    // mdns_advertised {host: '<name>.local', port} comes from the mDNS capability (docs/mesh.md).
+    const other = event as { type: string; host?: unknown; port?: unknown };
+    if (other.type === 'mdns_advertised' && typeof other.host === 'string' && typeof other.port === 'number') state.mdns = `${other.host}:${other.port}`;
+    if (other.type === 'mdns_withdrawn') state.mdns = null;
+  };
+  return { reach: () => ({ ...state, urls: [...state.urls] }), hear };
+}
+
+export const pairingCapability = defineCapability({
+  name: PAIRING,
+  create: (context) => {
+    const credentials = new DeviceCredentials();
+    const follow = followReachability();
+    context.bus.on(PAIRING, follow.hear);
+    const pairing = new Pairing({ store: context.store, clock: context.clock, credentials, connections: context.core.connections, reach: follow.reach, logger: context.logger });
+    const codes = new CodePairing(pairing, context.clock);
+    return {
+      migrations: PAIRING_MIGRATIONS,
+      parts: [{ name: 'paired-devices', start: () => pairing.start() }],
+      routes: [routes(pairingRoutes(pairing, codes, context.clock))],
+      verifiers: [credentials],
+    };
+  },
+});
