@@ -5,10 +5,10 @@
 // listening sockets and binds the new hosts on the same port; open connections are kept unless the
 // new hosts no longer cover their local address (a LAN peer after `svc access localhost`), which are
 // closed — WebSockets with 1001, then cut if they do not answer.
-import { createServer, isIPv4, isIPv6, Server as NetServer, type AddressInfo, type Socket } from 'node:net';
-import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import { createServer, isIPv6, Server as NetServer, type AddressInfo, type Socket } from 'node:net';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { ListenAddress, ListenerPort } from '../kernel/listener';
+import { covered, type ListenAddress, type ListenerPort } from '../kernel/listener';
 
 /** The part of a ws WebSocketServer the listener needs: which socket each WebSocket runs on. */
 export interface WebSocketSource {
@@ -46,6 +46,8 @@ export class HttpListener implements ListenerPort {
   private started = false;
   private readonly sockets = new Set<Socket>();
   private readonly webSockets = new Map<Socket, ClosableSocket>();
+  /** The response each connection is writing, so a caller that moved the listener still gets its answer. */
+  private readonly inflight = new Map<Socket, ServerResponse>();
   private readonly handlers: ((addresses: ListenAddress[]) => void)[] = [];
   /** listen() calls run one after another: a rebind never overlaps another. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -62,6 +64,13 @@ export class HttpListener implements ListenerPort {
     server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
+    });
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      const socket = request.socket;
+      this.inflight.set(socket, response);
+      response.once('close', () => {
+        if (this.inflight.get(socket) === response) this.inflight.delete(socket);
+      });
     });
     webSockets.on('connection', (ws, request) => {
       const socket = request.socket;
@@ -170,6 +179,13 @@ export class HttpListener implements ListenerPort {
       if (covered(this.bound, socket.localAddress)) continue;
       closed++;
       const ws = this.webSockets.get(socket);
+      const response = this.inflight.get(socket);
+      if (!ws && response) {
+        // The request being answered (the one that moved the listener, say) gets its answer, then the connection ends.
+        if (!response.headersSent) response.setHeader('connection', 'close');
+        response.once('close', () => socket.destroy());
+        continue;
+      }
       if (!ws) {
         socket.destroy();
         continue;
@@ -223,21 +239,3 @@ function closeListening(server: NetServer): Promise<void> {
     setImmediate(resolve);
   });
 }
-
-/** An IPv4-mapped IPv6 address (::ffff:10.0.0.2) is the IPv4 address it maps. */
-const unmapped = (address: string): string => (address.toLowerCase().startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address);
-
-/** Whether a connection with this local address reaches one of the bound hosts. */
-export function covered(bound: readonly ListenAddress[], localAddress: string | undefined): boolean {
-  if (!localAddress) return false;
-  const local = unmapped(localAddress);
-  const dual = bound.some((b) => b.host === '0.0.0.0') && bound.some((b) => b.host === '::');
-  return bound.some((b) => {
-    if (b.host === '0.0.0.0') return isIPv4(local);
-    if (b.host === '::') return dual ? isIPv6(local) : true;
-    return unmapped(b.host) === local || (isIPv6(b.host) && isIPv6(local) && expand(b.host) === expand(local));
-  });
-}
-
-/** The canonical spelling of an IPv6 address (WHATWG URL serialisation), so ::1 and 0:0:0:0:0:0:0:1 compare equal. */
-const expand = (address: string): string => new URL(`http://[${address}]/`).hostname;

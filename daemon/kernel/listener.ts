@@ -1,5 +1,6 @@
 // The port to the brain's HTTP listener (daemon/http/listener.ts), for the access capability
 // (docs/access.md): where the brain listens, and listening elsewhere without a restart.
+import { isIPv4, isIPv6 } from 'node:net';
 
 /** One bound address: `host` as bound (`127.0.0.1`, `::1`, `0.0.0.0`, `::`, or a specific address). */
 export interface ListenAddress {
@@ -26,3 +27,21 @@ export interface ListenerPort {
   /** Called after every bind: when the http part starts and after each listen(). */
   onListening(handler: (addresses: ListenAddress[]) => void): void;
 }
+
+/** An IPv4-mapped IPv6 address (::ffff:10.0.0.2) is the IPv4 address it maps. */
+const unmapped = (address: string): string => (address.toLowerCase().startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address);
+
+/** Whether a connection with this local address reaches one of the bound hosts. */
+export function covered(bound: readonly ListenAddress[], localAddress: string | undefined): boolean {
+  if (!localAddress) return false;
+  const local = unmapped(localAddress);
+  const dual = bound.some((b) => b.host === '0.0.0.0') && bound.some((b) => b.host === '::');
+  return bound.some((b) => {
+    if (b.host === '0.0.0.0') return isIPv4(local);
+    if (b.host === '::') return dual ? isIPv6(local) : true;
+    return unmapped(b.host) === local || (isIPv6(b.host) && isIPv6(local) && expand(b.host) === expand(local));
+  });
+}
+
+/** The canonical spelling of an IPv6 address (WHATWG URL serialisation), so ::1 and 0:0:0:0:0:0:0:1 compare equal. */
+const expand = (address: string): string => new URL(`http://[${address}]/`).hostname;

@@ -9,8 +9,8 @@ import { isIPv4 } from 'node:net';
 import fc from 'fast-check';
 import pino from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
-import { covered, HttpListener } from '../../../daemon/http/listener';
-import type { ListenAddress } from '../../../daemon/kernel/listener';
+import { HttpListener } from '../../../daemon/http/listener';
+import { covered, type ListenAddress } from '../../../daemon/kernel/listener';
 
 const logger = pino({ level: 'silent' });
 
@@ -102,6 +102,27 @@ void test('listening elsewhere keeps the port and the covered connections, and c
 
   await listener.listen(['127.0.0.1', '::1']);
   assert.equal(await get('::1', port), 'ok', 'and back, on the same port');
+});
+
+void test('the request that moves the listener off its own address still gets its answer, then its connection ends', async (t) => {
+  const server = createServer();
+  const wss = new WebSocketServer({ noServer: true });
+  const listener = new HttpListener({ hosts: ['127.0.0.1', '::1'], port: 0, pinnedHost: null, logger });
+  listener.attach(server, wss);
+  server.on('request', (_req, res) => {
+    void listener.listen(['127.0.0.1']).then((now) => res.end(JSON.stringify(now.map((a) => a.host))));
+  });
+  t.after(async () => {
+    await listener.stop();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  await listener.start();
+  const port = listener.addresses()[0]!.port;
+  const keepAlive = new Agent({ keepAlive: true });
+  t.after(() => keepAlive.destroy());
+  assert.equal(await get('::1', port, keepAlive), '["127.0.0.1"]');
+  assert.equal(await get('::1', port), 'ECONNREFUSED');
 });
 
 void test('a host that cannot be bound is refused and the previous hosts answer again', async (t) => {
