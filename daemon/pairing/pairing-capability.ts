@@ -4,6 +4,7 @@
 // where the brain can be reached from the access capability's `access_mode` events and the mDNS
 // capability's `mdns_advertised` events on the bus.
 import { defineCapability } from '../kernel/capability';
+import { loadBrainId } from '../../mesh/brain-id';
 import type { BrainEvent } from '../kernel/events';
 import { routes } from '../http/route-kit';
 import { CodePairing } from './code-pairing';
@@ -37,7 +38,16 @@ export const pairingCapability = defineCapability({
     const credentials = new DeviceCredentials();
     const follow = followReachability();
     context.bus.on(PAIRING, follow.hear);
-    const pairing = new Pairing({ store: context.store, clock: context.clock, credentials, connections: context.core.connections, reach: follow.reach, logger: context.logger });
+    let brainId: string | undefined;
+    const pairing = new Pairing({
+      store: context.store,
+      clock: context.clock,
+      credentials,
+      connections: context.core.connections,
+      reach: follow.reach,
+      brainId: () => (brainId ??= loadBrainId(context.home)),
+      logger: context.logger,
+    });
     const codes = new CodePairing(pairing, context.clock);
     return {
       migrations: PAIRING_MIGRATIONS,

@@ -1,5 +1,5 @@
 // The pairing tables (docs/pairing.md "What the brain keeps"): pairing tokens and paired devices, by the
-// sha256 of their secrets only, and the brain's id. Every change of a token's state is one store write
+// sha256 of their secrets only. Every change of a token's state is one store write
 // transaction that re-reads the row first, so two requests racing on one token cannot both pass.
 import type { Db, Migration } from '../kernel/capability';
 import type { PairKind } from '../../protocol/pairing';
@@ -7,7 +7,7 @@ import type { PairKind } from '../../protocol/pairing';
 export const PAIRING_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    description: 'pairing tokens, paired devices, brain id',
+    description: 'pairing tokens and paired devices',
     up: `CREATE TABLE pair_tokens (
       pair_id TEXT PRIMARY KEY,
       token_hash TEXT NOT NULL UNIQUE,
@@ -36,8 +36,7 @@ export const PAIRING_MIGRATIONS: readonly Migration[] = [
       paired_at REAL NOT NULL,
       revoked_at REAL
     );
-    CREATE TABLE pairing_brain (id TEXT NOT NULL);
-    INSERT INTO pairing_brain (id) VALUES ('brn_' || lower(hex(randomblob(12))));`,
+`,
   },
 ];
 
@@ -100,5 +99,3 @@ export const activeDevice = (db: Db, deviceId: string): DeviceRow | undefined =>
 /** Revokes a device; false when it was not paired (or already revoked). */
 export const revokeDevice = (db: Db, deviceId: string, at: number): boolean =>
   db.run('UPDATE paired_devices SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL', [at, deviceId]).changes === 1;
-
-export const brainId = (db: Db): string => db.get<{ id: string }>('SELECT id FROM pairing_brain LIMIT 1')?.id ?? 'brn_unknown';

@@ -12,7 +12,7 @@ import { AppError, badRequest, notFound } from '../kernel/errors';
 import { newDeviceKey, newPairToken, secretHash } from '../../mesh/pair-token';
 import { encodePairUrl, PAIR_URL_VERSION, type PairPayload } from '../../mesh/pair-payload';
 import { PAIR_TTL, type CompletePairResponse, type MintedPair, type PairCheckResponse, type PairedList, type PairKind, type PairUrlResponse } from '../../protocol/pairing';
-import { activeDevice, activeDevices, brainId, endToken, insertDevice, insertToken, revokeDevice, tokenByHash, tokenById, unclaimedTokens, type DeviceRow, type TokenRow } from './pairing-store';
+import { activeDevice, activeDevices, endToken, insertDevice, insertToken, revokeDevice, tokenByHash, tokenById, unclaimedTokens, type DeviceRow, type TokenRow } from './pairing-store';
 import { claimRefusal, pinRequired, stateOf } from './token-state';
 import { hashPin, MAX_PIN_FAILURES, newPin, PIN_RE, pinMatches } from './pin';
 import { devicePrincipalId, type DeviceCredentials } from './device-credentials';
@@ -41,6 +41,8 @@ export interface PairingDeps {
   credentials: DeviceCredentials;
   connections: ClientConnections;
   reach: () => Reachability;
+  /** The brain's stable id (mesh/brain-id.ts), named in the pair URL and the completed pairing. */
+  brainId: () => string;
   logger: Logger;
 }
 
@@ -60,7 +62,7 @@ export class Pairing {
   }
 
   brainId(): string {
-    return brainId(this.deps.store);
+    return this.deps.brainId();
   }
 
   private now(): number {
@@ -260,7 +262,8 @@ export class Pairing {
     if (id.startsWith('pair_')) {
       const row = tokenById(this.deps.store, id);
       if (!row) throw notFound('pairing token', id);
-      if (!(await this.deps.store.write((db) => endToken(db, id, 'revoked', now)))) throw notUnclaimed(stateOf(row, now));
+      // An expired token stays expired (final); prune is what sweeps them.
+      if (stateOf(row, now) !== 'unclaimed' || !(await this.deps.store.write((db) => endToken(db, id, 'revoked', now)))) throw notUnclaimed(stateOf(tokenById(this.deps.store, id) ?? row, now));
       this.deps.logger.info({ pair_id: id }, 'pairing token revoked');
       return { id, revoked: true, connections_closed: 0 };
     }
