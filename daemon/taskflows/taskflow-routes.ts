@@ -59,28 +59,20 @@ export const taskflowRoutes =
     });
 
     const one = { params: TaskflowParams, response: { 200: Taskflow, ...errors } };
-    app.get('/api/taskflows/:id', { schema: one }, async (request) => existing(engine, request.params.id));
-
-    app.post('/api/taskflows/:id/resume', { schema: { ...one, body: Type.Optional(ResumeBody) } }, async (request) => {
-      const flow = existing(engine, request.params.id);
-      return engine.resume(flow.id, request.body?.decision);
+    app.get('/api/taskflows/:id', { schema: one }, async (request) => {
+      const flow = engine.get(request.params.id);
+      if (!flow) throw notFound('taskflow', request.params.id);
+      return flow;
     });
+
+    // The engine answers an unknown id (404) and a change the flow's state does not allow (409 with its status).
+    app.post('/api/taskflows/:id/resume', { schema: { ...one, body: Type.Optional(ResumeBody) } }, async (request) => engine.resume(request.params.id, request.body?.decision));
     app.post('/api/taskflows/:id/wait', { schema: { ...one, body: Type.Optional(WaitBody) } }, async (request) => {
-      const flow = existing(engine, request.params.id);
       const until = request.body?.until;
-      return engine.wait(flow.id, until === undefined ? undefined : untilSeconds(until));
+      return engine.wait(request.params.id, until === undefined ? undefined : untilSeconds(until));
     });
-    app.post('/api/taskflows/:id/cancel', { schema: { ...one, body: Type.Optional(CancelBody) } }, async (request) => {
-      const flow = existing(engine, request.params.id);
-      return engine.cancel(flow.id, request.body?.reason);
-    });
+    app.post('/api/taskflows/:id/cancel', { schema: { ...one, body: Type.Optional(CancelBody) } }, async (request) => engine.cancel(request.params.id, request.body?.reason));
   };
-
-function existing(engine: FlowEngine, id: string): TaskflowShape {
-  const flow = engine.get(id);
-  if (!flow) throw notFound('taskflow', id);
-  return flow;
-}
 
 function untilSeconds(until: string | number): number {
   const seconds = instantSeconds(until);
