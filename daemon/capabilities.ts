@@ -5,6 +5,7 @@ import { identityCapability } from './identity/identity-capability';
 import { filesCapability } from './files/files-capability';
 import { approvalsCapability } from './approvals/approvals-capability';
 import { taskflowsCapability } from './taskflows/taskflows-capability';
+import { accessCapability } from './access/access-capability';
 import { pairingCapability } from './pairing/pairing-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, pairingCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability];
