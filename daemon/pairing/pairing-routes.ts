@@ -2,6 +2,7 @@
 // need the API token; check, verify_pin, complete, announce and status are what an unpaired device
 // calls, so they take no credential — the pairing token or code is the proof, and per-caller limits
 // bound guessing. Handoff is also open to a paired phone or browser for its own session.
+import { Type } from '@sinclair/typebox';
 import type { TypedRoutes } from '../http/route-kit';
 import { ErrorEnvelope } from '../../protocol/errors';
 import {
@@ -60,7 +61,7 @@ export const pairingRoutes =
       if (error instanceof RetryLater) void reply.header('retry-after', String(error.retryAfterSeconds));
     });
 
-    app.post('/api/devices/pair', { schema: { body: MintPairBody, response: { 201: MintedPair, ...errors } } }, async (request, reply) => reply.status(201).send(await pairing.mint(request.body ?? {})));
+    app.post('/api/devices/pair', { schema: { body: Type.Optional(MintPairBody), response: { 201: MintedPair, ...errors } } }, async (request, reply) => reply.status(201).send(await pairing.mint(request.body ?? {})));
 
     app.get('/api/devices/pair/url', { schema: { querystring: PairUrlQuery, response: { 200: PairUrlResponse, ...errors } } }, async (request) => {
       const { format: _format, ...mint } = request.query;
@@ -100,7 +101,7 @@ export const pairingRoutes =
 
     app.get('/api/devices/paired', { schema: { querystring: PairedQuery, response: { 200: PairedList, ...errors } } }, async (request) => pairing.list(request.query.include_unclaimed === true));
 
-    app.post('/api/devices/pair/prune', { schema: { body: PruneBody, response: { 200: PruneResponse, ...errors } } }, async (request) => pairing.prune(request.body?.older_than_seconds));
+    app.post('/api/devices/pair/prune', { schema: { body: Type.Optional(PruneBody), response: { 200: PruneResponse, ...errors } } }, async (request) => pairing.prune(request.body?.older_than_seconds));
 
     app.delete('/api/devices/:device_id', { schema: { params: DeviceParams, response: { 200: RevokeResponse, ...errors } } }, async (request) => pairing.revoke(request.params.device_id));
 

@@ -183,7 +183,7 @@ void test('property: whatever the order of PINs, claims, revokes and time, a tok
   await fc.assert(
     fc.asyncProperty(fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), fc.array(opArb, { maxLength: 30 }), async (pins, ops) => {
       const tokens = await Promise.all(pins.map((pin) => rig.pairing.mint({ ...(pin ? { pin: '2468' } : {}), ttl_seconds: 600 })));
-      const model = tokens.map((tk, i) => ({ state: 'unclaimed' as string, pin: pins[i]!, verified: false, wrong: 0, credentials: 0, expires: tk.expires_at }));
+      const model = tokens.map((tk, i) => ({ state: 'unclaimed', pin: pins[i] === true, verified: false, wrong: 0, credentials: 0, expires: tk.expires_at }));
       for (const { op, i, s } of ops) {
         const tk = tokens[i]!;
         const m = model[i]!;
@@ -195,7 +195,10 @@ void test('property: whatever the order of PINs, claims, revokes and time, a tok
           const status = await settle(rig.pairing.complete({ token: tk.token }));
           const expected = m.state !== 'unclaimed' ? 409 : m.pin && !m.verified ? 401 : 200;
           assert.equal(status, expected);
-          if (status === 200) ((m.state = 'claimed'), m.credentials++);
+          if (status === 200) {
+            m.state = 'claimed';
+            m.credentials++;
+          }
         } else if (op === 'rightPin' || op === 'wrongPin') {
           const status = await settle(rig.pairing.verifyPin(tk.token, op === 'rightPin' ? '2468' : '1357'));
           const expected = m.state !== 'unclaimed' ? 409 : !m.pin ? 400 : op === 'rightPin' ? 200 : 401;

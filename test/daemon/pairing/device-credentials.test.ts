@@ -1,0 +1,19 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DeviceCredentials, devicePrincipalId, principalFor } from '../../../daemon/pairing/device-credentials';
+import { newDeviceKey, newPairToken, secretHash } from '../../../mesh/pair-token';
+
+void test('device keys verify as the principal of their kind until removed; other strings are never looked up', () => {
+  const creds = new DeviceCredentials();
+  const key = newDeviceKey();
+  creds.add(secretHash(key), 'browser', 'dev_1');
+  assert.deepEqual(creds.verify({ token: key }), principalFor('browser', 'dev_1'));
+  assert.equal(creds.verify({ token: newDeviceKey() }), undefined);
+  assert.equal(creds.verify({ token: newPairToken() }), undefined);
+  creds.remove('dev_1');
+  assert.equal(creds.verify({ token: key }), undefined);
+  assert.equal(creds.size, 0);
+  assert.equal(devicePrincipalId('node', 'dev_2'), 'node:dev_2');
+  assert.equal(devicePrincipalId('brain', 'dev_3'), 'peer:dev_3');
+  assert.equal(devicePrincipalId('phone', 'dev_4'), 'device:dev_4');
+});
