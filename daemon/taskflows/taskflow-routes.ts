@@ -10,33 +10,15 @@ import { Type, type TLiteral, type TObject } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import type { TypedRoutes } from '../http/route-kit';
+import type { TaskflowEngine } from './flow-engine';
+import { parseInstant } from './flow-validation';
 import { AppError, notFound } from '../kernel/errors';
 import { ErrorEnvelope, type FieldError } from '../../protocol/errors';
 import { PATTERN_MESSAGES } from '../../protocol/text';
-import {
-  CancelBody,
-  CreateTaskflow,
-  ResumeBody,
-  StepSpec,
-  Taskflow,
-  TaskflowList,
-  TaskflowListQuery,
-  TaskflowParams,
-  WaitBody,
-  type FlowStatus,
-  type Taskflow as TaskflowShape,
-  type TaskflowSummary,
-} from '../../protocol/taskflows';
+import { CancelBody, CreateTaskflow, ResumeBody, StepSpec, Taskflow, TaskflowList, TaskflowListQuery, TaskflowParams, WaitBody } from '../../protocol/taskflows';
 
-/** What the routes and the agent's tools use of the engine (TaskflowEngine, flow-engine.ts). */
-export interface FlowEngine {
-  create(input: CreateTaskflow, origin: { sessionId?: string }): Promise<TaskflowShape>;
-  get(id: string): TaskflowShape | undefined;
-  list(filter: { status?: FlowStatus; sessionId?: string; limit: number }): { count: number; taskflows: TaskflowSummary[] };
-  resume(id: string, decision?: 'retry' | 'skip'): Promise<TaskflowShape>;
-  wait(id: string, until?: number): Promise<TaskflowShape>;
-  cancel(id: string, reason?: string): Promise<TaskflowShape>;
-}
+/** What the routes and the agent's tools use of the engine. */
+export type FlowEngine = Pick<TaskflowEngine, 'create' | 'get' | 'list' | 'resume' | 'wait' | 'cancel'>;
 
 /** The code of a create body the brain refuses: a 400, as every schema failure (docs/api.md). */
 export const INVALID_FLOW = 'BAD_REQUEST';
@@ -75,31 +57,9 @@ export const taskflowRoutes =
   };
 
 function untilSeconds(until: string | number): number {
-  const seconds = instantSeconds(until);
-  if (seconds === undefined) throw new AppError('BAD_REQUEST', `until ${JSON.stringify(until)}: expected an ISO 8601 time with a zone (2026-05-01T07:30:00Z, …+02:00) or epoch seconds`, { field: 'until' });
+  const seconds = parseInstant(until);
+  if (seconds === null) throw new AppError('BAD_REQUEST', `until ${JSON.stringify(until)}: expected an ISO 8601 time with a zone (2026-05-01T07:30:00Z, …+02:00) or epoch seconds`, { field: 'until' });
   return seconds;
-}
-
-// ── Times ────────────────────────────────────────────────────────────────────────────────────────
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
-const daysIn = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
-
-/**
- * Epoch seconds of an ISO 8601 time with `Z` or an offset (a time without a zone would mean whatever
- * the brain's zone is), or of epoch seconds as given; undefined for anything else, a date that does
- * not exist (February 30) included, and for times before 1970.
- */
-export function instantSeconds(value: string | number): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
-  const m = ISO_INSTANT.exec(value);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
-  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
-  const [offsetHours, offsetMinutes] = [Number(m[10] ?? 0), Number(m[11] ?? 0)];
-  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
-  const offset = (m[9] === '-' ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60);
-  const seconds = Date.UTC(year, month - 1, day, hour, minute, second) / 1000 - offset + Number(m[7] ?? 0);
-  return seconds >= 0 ? seconds : undefined;
 }
 
 // ── The create body ──────────────────────────────────────────────────────────────────────────────
