@@ -7,5 +7,6 @@ import { approvalsCapability } from './approvals/approvals-capability';
 import { taskflowsCapability } from './taskflows/taskflows-capability';
 import { accessCapability } from './access/access-capability';
 import { pairingCapability } from './pairing/pairing-capability';
+import { meshCapability } from './discovery/discovery-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability];

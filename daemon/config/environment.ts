@@ -17,6 +17,7 @@ export const ENVIRONMENT_VARIABLES = {
   SVC_LOG_LEVEL: 'pino level: fatal error warn info debug trace silent',
   SVC_METRICS_ENDPOINT: '1 (default) serves /metrics; 0, false, off silence the endpoint and all metric emission',
   SVC_METRICS_PUBLIC: '1 serves /metrics to callers off loopback; otherwise they get 404',
+  SVC_SYNC_DISABLED: '1 marks a deployment as single-node: the brain stops advertising its sync service over mDNS (mesh.advertise_sync)',
   SVC_DEBUG: '1 makes the svc client print the stack of an error after its one-line message',
   CREDENTIALS_DIRECTORY: 'Set by systemd LoadCredential=; vault.key and api-token are read from it',
   NOTIFY_SOCKET: 'Set by systemd Type=notify; READY=1 / STOPPING=1 / WATCHDOG=1 are sent to it',
@@ -60,6 +61,13 @@ export function applyEnvironment(settings: Settings, env: Env, flags: { host?: s
   s.metrics.endpoint = envFlag(env.SVC_METRICS_ENDPOINT, s.metrics.endpoint);
   // SVC_METRICS_PUBLIC is off unless exactly 1 (spec 4.12).
   if (env.SVC_METRICS_PUBLIC !== undefined) s.metrics.public = env.SVC_METRICS_PUBLIC.trim() === '1';
+  // Spec 4.14: SVC_SYNC_DISABLED=1 marks the deployment single-node; the mesh capability then does not
+  // advertise the sync service (docs/mesh.md). It overlays the capability's own settings section.
+  if (env.SVC_SYNC_DISABLED !== undefined && env.SVC_SYNC_DISABLED.trim() === '1') {
+    const sections = s as Settings & Record<string, unknown>;
+    const mesh = sections.mesh;
+    sections.mesh = { ...(typeof mesh === 'object' && mesh !== null ? mesh : {}), advertise_sync: false };
+  }
   const unsupported = unsupportedVariableProblems(env);
   if (unsupported.length === 1) throw new EnvironmentError(unsupported[0]);
   if (unsupported.length > 1) throw new EnvironmentError(`environment variables refused:\n${unsupported.map((p) => `  - ${p}`).join('\n')}`);

@@ -15,7 +15,6 @@ export const UNSUPPORTED_SECTIONS: Readonly<Record<string, string>> = { sync: SY
 
 /** Environment variable → the feature it would configure. */
 export const UNSUPPORTED_VARIABLES: Readonly<Record<string, string>> = {
-  SVC_SYNC_DISABLED: SYNC,
   SVC_WEBHOOK_ALLOWED_IPS: WEBHOOKS,
   SVC_GENERIC_HARDWARE_SKILLS: HARDWARE,
   SVC_UPDATE_CHECK: UPDATE,

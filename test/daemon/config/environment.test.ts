@@ -63,12 +63,22 @@ test('SVC_METRICS_PUBLIC is on only when exactly 1', () => {
   assert.equal(apply({ SVC_METRICS_PUBLIC: '0' }, filePublic).metrics.public, false);
 });
 
+test('SVC_SYNC_DISABLED=1 (exactly) turns off mesh.advertise_sync and keeps the rest of the mesh section', () => {
+  const mesh = (settings: Settings): unknown => (settings as Settings & Record<string, unknown>).mesh;
+  assert.deepEqual(mesh(apply({ SVC_SYNC_DISABLED: '1' })), { advertise_sync: false });
+  assert.deepEqual(mesh(apply({ SVC_SYNC_DISABLED: ' 1 ' })), { advertise_sync: false });
+  const withMesh = { ...defaults, mesh: { advertise: false, advertise_sync: true } } as Settings;
+  assert.deepEqual(mesh(apply({ SVC_SYNC_DISABLED: '1' }, withMesh)), { advertise: false, advertise_sync: false });
+  for (const value of ['0', 'true', 'yes', '', ' ']) assert.deepEqual(mesh(apply({ SVC_SYNC_DISABLED: value }, withMesh)), { advertise: false, advertise_sync: true }, value);
+  assert.equal(mesh(apply({ SVC_SYNC_DISABLED: '0' })), undefined);
+  assert.ok(!('SVC_SYNC_DISABLED' in UNSUPPORTED_VARIABLES), 'no longer refused: it has an effect');
+});
+
 test('variables of features this version does not have are refused, each named with what is missing', () => {
   assert.throws(
     () => apply({ SVC_WEBHOOK_ALLOWED_IPS: '10.0.0.0/8' }),
     (err: unknown) => err instanceof EnvironmentError && err.message === 'SVC_WEBHOOK_ALLOWED_IPS is set, but this version of svc has no webhook intake; unset it',
   );
-  assert.throws(() => apply({ SVC_SYNC_DISABLED: '1' }), { message: 'SVC_SYNC_DISABLED is set, but this version of svc has no federated memory sync (this brain is always single-node); unset it' });
   for (const name of Object.keys(UNSUPPORTED_VARIABLES)) {
     assert.throws(() => apply({ [name]: 'x' }), (err: unknown) => err instanceof EnvironmentError && err.message.startsWith(`${name} is set, but this version of svc has no `), name);
     assert.ok(!(name in ENVIRONMENT_VARIABLES), `${name} is refused, so it is not a supported variable`);
