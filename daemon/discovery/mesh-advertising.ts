@@ -1,5 +1,6 @@
 // When the brain is announced over mDNS, and what with (docs/mesh.md, "When the brain advertises"):
-// only while the access mode lets other devices in (not localhost) and mesh.advertise is on; again
+// only while the access mode lets other devices in (not localhost), the listener is bound beyond
+// loopback (remote mode through a tunnel to loopback is not on the LAN) and mesh.advertise is on; again
 // whenever the port, the machine's addresses or the mode change; goodbye packets at shutdown. Every
 // change goes through one queue, so announcements never overlap and the last state wins.
 import type { Logger } from 'pino';
@@ -45,6 +46,8 @@ export class MeshAdvertising {
   /** Set once the access capability has announced a mode: from then on it decides, not the listener. */
   private modeAnnounced = false;
   private port: number | null = null;
+  /** Whether the listener is bound beyond loopback: a remote mode served only through a tunnel to loopback is not on the LAN. */
+  private beyondLoopback = false;
   private addresses = '';
   private current: string | null = null;
   private brainIdValue: string | undefined;
@@ -66,6 +69,7 @@ export class MeshAdvertising {
   /** The listener bound `addresses` (at start and after each rebind). */
   listening(addresses: readonly ListenAddress[]): void {
     this.port = addresses[0]?.port ?? null;
+    this.beyondLoopback = modeOf(addresses) === 'lan';
     if (!this.modeAnnounced) this.mode = modeOf(addresses);
     this.schedule();
   }
@@ -96,7 +100,7 @@ export class MeshAdvertising {
 
   private desired(): BrainAdvertisement | null {
     const { enabled, sync, version } = this.options;
-    if (!enabled || this.stopped || this.port === null || this.port === 0 || this.mode === 'localhost') return null;
+    if (!enabled || this.stopped || this.port === null || this.port === 0 || this.mode === 'localhost' || !this.beyondLoopback) return null;
     this.brainIdValue ??= this.options.brainId();
     return { brainId: this.brainIdValue, version, port: this.port, tls: false, hostname: this.options.hostname(), sync };
   }

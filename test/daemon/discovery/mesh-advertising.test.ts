@@ -133,6 +133,17 @@ void test('an address change re-announces; an unchanged check does nothing', asy
   assert.equal(r.idReads(), 1, 'the id is read once');
 });
 
+void test('remote mode on a loopback listener (a tunnel to loopback) is not on the LAN: nothing announced', async () => {
+  const r = rig();
+  r.mode('remote');
+  r.mesh.listening([...bound('127.0.0.1'), ...bound('::1')]);
+  await r.mesh.settled();
+  assert.deepEqual(r.advertiser.calls, []);
+  r.mesh.listening(bound('::'));
+  await r.mesh.settled();
+  assert.deepEqual(r.advertiser.calls, ['publish 9090']);
+});
+
 void test('mesh.advertise false: never announced, in any mode', async () => {
   const r = rig({ enabled: false });
   r.mode('lan');
@@ -200,7 +211,7 @@ void test('property: after any sequence of modes, binds and address changes, wha
       }
       await r.mesh.settled();
       const effective = mode ?? (bind === null ? 'localhost' : modeOf(bound(bind.host)));
-      const want = bind !== null && effective !== 'localhost' ? bind.port : null;
+      const want = bind !== null && effective !== 'localhost' && modeOf(bound(bind.host)) === 'lan' ? bind.port : null;
       assert.equal(r.advertiser.published?.port ?? null, want, JSON.stringify(steps));
       const last = r.heard.at(-1);
       if (want === null) assert.ok(last === undefined || last.type === 'mdns_withdrawn');
