@@ -101,7 +101,8 @@ export async function flowsAct(conn: Connection, io: CliIo, id: string, act: Flo
   const r = await callBrain<Taskflow>(conn, 'POST', `/api/taskflows/${encodeURIComponent(id)}/${act.action}`, actionBody(act));
   if (r.status !== 200) return reportError(io, r.status, r.body);
   const f = r.body;
-  const where = f.status === 'waiting' && f.wait_until !== null ? ` until ${clock(f.wait_until)}` : f.current_step === null ? '' : ` at step ${f.current_step}`;
+  // A completed flow's current step is past its last one: nothing to point at.
+  const where = f.status === 'waiting' && f.wait_until !== null ? ` until ${clock(f.wait_until)}` : f.current_step === null || f.status === 'completed' ? '' : ` at step ${f.current_step}`;
   io.out.write(`${f.id} '${oneLine(f.title)}' is ${f.status}${where}\n`);
   return 0;
 }

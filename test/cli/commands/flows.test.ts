@@ -159,6 +159,7 @@ void test('svc flows resume, wait and cancel send their bodies and print the flo
     { ...flow, status: 'waiting', wait_until: T0 + 7200 },
     { ...flow, status: 'waiting', wait_until: null },
     { ...flow, status: 'cancelled', current_step: null },
+    { ...flow, status: 'completed', current_step: 3 },
   ];
   const { conn, seen } = await fakeBrain(t, () => [200, answers.shift()]);
   const { io: cli, text } = io();
@@ -167,6 +168,7 @@ void test('svc flows resume, wait and cancel send their bodies and print the flo
   assert.equal(await flowsAct(conn, cli, 'flw_1', { action: 'wait', until: '2026-05-01T07:30:00+02:00' }), 0);
   assert.equal(await flowsAct(conn, cli, 'flw_1', { action: 'wait', until: '1780007200' }), 0);
   assert.equal(await flowsAct(conn, cli, 'flw_1', { action: 'cancel' }), 0);
+  assert.equal(await flowsAct(conn, cli, 'flw_1', { action: 'resume' }), 0);
   assert.deepEqual(
     seen.map((s) => [s.method, s.url, s.body]),
     [
@@ -175,6 +177,7 @@ void test('svc flows resume, wait and cancel send their bodies and print the flo
       ['POST', '/api/taskflows/flw_1/wait', { until: '2026-05-01T07:30:00+02:00' }],
       ['POST', '/api/taskflows/flw_1/wait', { until: 1780007200 }],
       ['POST', '/api/taskflows/flw_1/cancel', {}],
+      ['POST', '/api/taskflows/flw_1/resume', {}],
     ],
   );
   assert.equal(
@@ -185,6 +188,7 @@ void test('svc flows resume, wait and cancel send their bodies and print the flo
       `flw_1 'Water the plants' is waiting until ${clock(T0 + 7200)}`,
       "flw_1 'Water the plants' is waiting at step 1",
       "flw_1 'Water the plants' is cancelled",
+      "flw_1 'Water the plants' is completed",
       '',
     ].join('\n'),
   );
