@@ -11,6 +11,7 @@ import { registerGrantCommands } from './commands/grant';
 import { registerTwinCommands } from './commands/twin';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerFlowCommands } from './commands/flows';
+import { registerAccessCommands } from './commands/access';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -130,6 +131,7 @@ registerGrantCommands(prog, commandContext);
 registerTwinCommands(prog, commandContext);
 registerCheckpointCommands(prog, commandContext);
 registerFlowCommands(prog, commandContext);
+registerAccessCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
