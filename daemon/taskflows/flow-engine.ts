@@ -91,6 +91,7 @@ export class TaskflowEngine {
 
   /** Running flows after a crash: read-only current steps run again, effectful ones become unknown. */
   private async recover(): Promise<void> {
+    await this.recoverPaused();
     for (const id of this.deps.store.ids('running')) {
       const flow = this.deps.store.flow(id)!;
       const step = flow.current_step === null ? undefined : this.deps.store.step(id, flow.current_step);
@@ -103,6 +104,26 @@ export class TaskflowEngine {
         await this.change(flow, { steps: [{ index: step.index, to: 'pending', reason: 'the brain stopped while this read-only step ran; it runs again' }], flow: { to: 'queued', reason: 'the brain restarted' } });
       } else {
         await this.change(flow, { flow: { to: 'queued', reason: 'the brain restarted' } });
+      }
+    }
+  }
+
+  /**
+   * A flow paused (or paused and resumed) while its step ran is waiting or queued with that step still
+   * running when the brain stops: the same rule, or the next drive would run an effect a second time.
+   */
+  private async recoverPaused(): Promise<void> {
+    for (const id of [...this.deps.store.ids('waiting'), ...this.deps.store.ids('queued')]) {
+      const flow = this.deps.store.flow(id)!;
+      const step = flow.current_step === null ? undefined : this.deps.store.step(id, flow.current_step);
+      if (step?.status !== 'running') continue;
+      if (readOnly(step, this.deps.tools)) {
+        await this.change(flow, { steps: [{ index: step.index, to: 'pending', reason: 'the brain stopped while this read-only step ran; it runs again' }] });
+      } else {
+        await this.change(flow, {
+          steps: [{ index: step.index, to: 'unknown', reason: 'the brain stopped while this step ran; whether it took effect is unknown, so it is not run again' }],
+          flow: { to: 'waiting', reason: `step ${step.index} (${step.type}) was running when the brain stopped: resume with retry or skip`, set: { wait_until: null } },
+        });
       }
     }
   }
@@ -374,7 +395,7 @@ export class TaskflowEngine {
       () => {
         this.timer = null;
         this.timerAt = Infinity;
-        this.fire().catch((err: unknown) => this.deps.logger.error({ err }, 'waking taskflows failed'));
+        this.track(this.fire(), null, 'waking taskflows failed');
       },
       Math.max(0, at - this.deps.clock.now()),
     );
@@ -384,6 +405,7 @@ export class TaskflowEngine {
   private async fire(): Promise<void> {
     if (this.stopped) return;
     for (const id of this.deps.store.due(this.now())) {
+      if (this.stopped) return;
       const flow = this.deps.store.flow(id);
       if (!flow || flow.status !== 'waiting') continue;
       if (flow.schedule !== null && flow.parent_id === null) {
@@ -436,9 +458,9 @@ export class TaskflowEngine {
     for (const w of waiters) this.track(this.eventCame(w.flowId, w.index, event), w.flowId, 'recording an event in a taskflow failed');
   }
 
-  /** Work started by a bus event: stop() waits for it, so nothing writes after the store closes. */
-  private track(work: Promise<void>, flowId: string, failure: string): void {
-    const tracked = work.catch((err: unknown) => this.deps.logger.error({ err, flow_id: flowId }, failure)).finally(() => this.drives.delete(tracked));
+  /** Work started by a bus event or the timer: stop() waits for it, so nothing writes after the store closes. */
+  private track(work: Promise<void>, flowId: string | null, failure: string): void {
+    const tracked = work.catch((err: unknown) => this.deps.logger.error({ err, ...(flowId ? { flow_id: flowId } : {}) }, failure)).finally(() => this.drives.delete(tracked));
     this.drives.add(tracked);
   }
 
@@ -558,7 +580,7 @@ export function evaluate(condition: Extract<StepSpec, { type: 'branch' }>['if'],
       return typeof value === 'string' ? typeof other === 'string' && value.includes(other) : Array.isArray(value) && value.includes(other);
     default: {
       if (typeof value !== typeof other || (typeof value !== 'number' && typeof value !== 'string')) return false;
-      const [a, b] = [value as number | string, other as number | string];
+      const [a, b] = [value, other as number | string];
       return condition.op === 'lt' ? a < b : condition.op === 'le' ? a <= b : condition.op === 'gt' ? a > b : a >= b;
     }
   }

@@ -3,12 +3,16 @@
 // reboot privileged), the brain's bus, a permission hook the test sets, and a conversation port that
 // answers from a script. `restart()` stops the engine and starts a new one on the same file, as a
 // brain restart does (a crash is staged by writing the state a kill -9 leaves into the store first).
+// `crash()` is a kill -9: the writes of the current group commit are lost, the old engine never hears
+// another acknowledgement (so it acts no more), and a new engine starts on the same file.
 import { mkdtempSync, readFileSync, rmSync, existsSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { Type } from '@sinclair/typebox';
+import { Writable } from 'node:stream';
 import { SqliteStore } from '../../../daemon/store/sqlite-store';
+import type { Db, Store } from '../../../daemon/store/store';
 import { EventBus } from '../../../daemon/kernel/event-bus';
 import type { BrainEvent } from '../../../daemon/kernel/events';
 import { ToolRegistry } from '../../../daemon/kernel/tool-registry';
@@ -31,27 +35,74 @@ export interface EngineRig {
   /** Lines append_line wrote (the effect outside the brain). */
   lines(): string[];
   temp: { value: number };
+  /** What the engine logged at error (a bug inside it, or a store gone under it). */
+  errors: string[];
   /** Resolves when flow `id` reaches one of `statuses` (checked after every announced change). */
   until(id: string, ...statuses: Taskflow['status'][]): Promise<Taskflow>;
   restart(settings?: { max_running?: number }): Promise<void>;
+  /** Kills the engine (see above) and starts a new one on the same file. */
+  crash(settings?: { max_running?: number }): Promise<void>;
+  /** Stops the engine and removes the folder (also done after the test). */
+  close(): Promise<void>;
 }
 
-export async function engineRig(t: { after(fn: () => unknown): void }, opts: { max_running?: number; answer?: (text: string) => string | Promise<string> } = {}): Promise<EngineRig> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-taskflows-'));
+export interface RigOptions {
+  max_running?: number;
+  answer?: (text: string) => string | Promise<string>;
+  /** Called by append_line just before its effect, with the call's turn id and line. */
+  onAppend?: (turnId: string, line: string) => void;
+  /** append_line and read_temp take three event-loop turns before and after their work (more interleavings). */
+  slowTools?: boolean;
+  /** The folder to make the store's folder in (default the system's temp folder). */
+  parent?: string;
+}
+
+export async function engineRig(t: { after(fn: () => unknown): void }, opts: RigOptions = {}): Promise<EngineRig> {
+  const dir = mkdtempSync(join(opts.parent ?? tmpdir(), 'svc-taskflows-'));
   const file = join(dir, 'lines.txt');
-  // Errors inside the engine are bugs: they fail the test run loudly instead of a silent stall.
-  const logger = pino({ level: 'error' });
+  // Errors inside the engine are bugs: they are printed and kept in `errors` for tests to assert on.
+  const errors: string[] = [];
+  const logger = pino(
+    { level: 'error' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        errors.push(chunk.toString());
+        process.stderr.write(chunk);
+        done();
+      },
+    }),
+  );
   const temp = { value: 17 };
   const tools = new ToolRegistry();
-  tools.register('rig', defineTool({ spec: { name: 'read_temp', description: 'Reads the temperature.', parameters: Type.Object({}) }, safety: 'passive', run: async () => ({ summary: `${temp.value} °C`, data: { temp: temp.value } }) }));
+  // A killed brain does nothing more: a tool of an engine that crashed meanwhile never continues.
+  const turn = async (): Promise<void> => {
+    if (!opts.slowTools) return;
+    const mine = life;
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    if (mine.dead) await new Promise<never>(() => undefined);
+  };
+  tools.register(
+    'rig',
+    defineTool({
+      spec: { name: 'read_temp', description: 'Reads the temperature.', parameters: Type.Object({}) },
+      safety: 'passive',
+      run: async () => {
+        await turn();
+        return { summary: `${temp.value} °C`, data: { temp: temp.value } };
+      },
+    }),
+  );
   tools.register(
     'rig',
     defineTool({
       spec: { name: 'append_line', description: 'Appends a line to a file.', parameters: Type.Object({ line: Type.String() }) },
       safety: 'active',
-      run: async ({ line }) => {
+      run: async ({ line }, context) => {
+        await turn();
         if (line === 'fail') throw new ToolFailure('asked to fail');
+        opts.onAppend?.(context.turnId, line);
         appendFileSync(file, `${line}\n`);
+        await turn();
         return { summary: `appended ${line}` };
       },
     }),
@@ -82,10 +133,12 @@ export async function engineRig(t: { after(fn: () => unknown): void }, opts: { m
   };
   const memory = { remember: async (text: string) => (notes.push(text), { id: `note_${notes.length}`, text }) } as unknown as AgentMemory;
   let sqlite: SqliteStore;
+  let life: Life;
   const open = (max: number): { store: FlowStore; engine: TaskflowEngine } => {
     sqlite = new SqliteStore(join(dir, 'brain.db'));
     sqlite.migrate('taskflows', TASKFLOW_MIGRATIONS);
-    const store = new FlowStore(sqlite, { now: () => Date.now() });
+    life = { dead: false, unacknowledged: 0 };
+    const store = new FlowStore(mortal(sqlite, life), { now: () => Date.now() });
     const engine = new TaskflowEngine({ store, tools, permissions, conversations, memory, bus, clock: { now: () => Date.now() }, logger, settings: { max_running: max, retention_days: 30 }, defaultSession: 'dashboard' });
     return { store, engine };
   };
@@ -98,6 +151,7 @@ export async function engineRig(t: { after(fn: () => unknown): void }, opts: { m
     prompts,
     notes,
     temp,
+    errors,
     lines: () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []),
     until: (id, ...statuses) =>
       new Promise((resolve) => {
@@ -111,14 +165,61 @@ export async function engineRig(t: { after(fn: () => unknown): void }, opts: { m
       Object.assign(rig, open(settings.max_running ?? opts.max_running ?? 4));
       await rig.engine.start();
     },
+    crash: async (settings = {}) => {
+      life.dead = true;
+      // The open group commit never reached the disk.
+      if (life.unacknowledged > 0) sqlite.exec('ROLLBACK');
+      // Only its timers and bus listener go; it is never awaited (its drives wait for writes that never return).
+      void rig.engine.stop();
+      sqlite.close();
+      Object.assign(rig, open(settings.max_running ?? opts.max_running ?? 4));
+      await rig.engine.start();
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      if (!life.dead) await rig.engine.stop();
+      sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
+  let closed = false;
   await rig.engine.start();
-  t.after(async () => {
-    await rig.engine.stop();
-    sqlite.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  t.after(() => rig.close());
   return rig;
+}
+
+interface Life {
+  dead: boolean;
+  /** Writes applied but not yet committed (the current group commit). */
+  unacknowledged: number;
+}
+
+/** The store as a process sees it: once dead, no write returns (the writer was killed waiting for it). */
+function mortal(store: SqliteStore, life: Life): Store {
+  const never = new Promise<never>(() => undefined);
+  return {
+    path: store.path,
+    run: (sql, params) => store.run(sql, params),
+    get: (sql, params) => store.get(sql, params),
+    all: (sql, params) => store.all(sql, params),
+    migrate: (component, migrations) => store.migrate(component, migrations),
+    close: () => store.close(),
+    write: <T>(fn: (db: Db) => T): Promise<T> => {
+      if (life.dead) return never;
+      life.unacknowledged++;
+      return store.write(fn).then(
+        (value) => {
+          life.unacknowledged--;
+          return life.dead ? never : value;
+        },
+        (err: unknown) => {
+          life.unacknowledged--;
+          return life.dead ? never : Promise.reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    },
+  };
 }
 
 /** A hook that holds every call of `tools` for approval and allows the rest (what the approvals capability does with "ask"). */
