@@ -177,7 +177,12 @@ export class AccessControl {
     if (!this.firstListen) return;
     this.firstListen = false;
     // Remote mode kept from the last run: the tunnel comes up in the background, start does not wait on the network.
-    if (this.remote) void this.serialise(() => this.bringUp().then(() => this.announce())).catch((err: unknown) => this.deps.logger.warn({ err }, 'remote mode is on but the tunnel did not come up; see svc access status'));
+    if (!this.remote) return;
+    const up = (url: string): void => {
+      this.deps.logger.info({ url }, 'remote access: tunnel up');
+      this.announce();
+    };
+    void this.serialise(() => this.bringUp().then(up)).catch((err: unknown) => this.deps.logger.warn({ err }, 'remote mode is on but the tunnel did not come up; see svc access status'));
   }
 
   /** Reads the machine's addresses again (every access.address_poll_seconds) and announces a change. */
