@@ -125,11 +125,13 @@ async function run(home: string, settings: Settings, logger: Logger, scrubber: S
   const notifier = createNotifier(process.env, logger);
   notifier.ready();
   notifier.startWatchdog();
-  const address = brain.app.server.address();
-  const port = typeof address === 'object' && address ? address.port : settings.server.port;
+  // Where it listens is the access mode's choice unless server.host pins it (docs/access.md).
+  const bound = brain.listener.addresses();
+  const host = bound[0]?.host ?? settings.server.host;
+  const port = bound[0]?.port ?? settings.server.port;
   logger.info(
-    { host: settings.server.host, port, home, version: VERSION, vault: brain.vault.status().state, vault_key: vaultKey.source, capabilities: brain.capabilities },
-    `svc brain listening on http://${settings.server.host}:${port}`,
+    { host, port, addresses: bound.map((a) => a.host), home, version: VERSION, vault: brain.vault.status().state, vault_key: vaultKey.source, capabilities: brain.capabilities },
+    `svc brain listening on http://${host.includes(':') ? `[${host}]` : host}:${port}`,
   );
 
   installSignalHandlers({ lifecycle, logger, parts: brain.parts, notifier, lock, timeoutMs: settings.server.shutdown_timeout_ms });
