@@ -6,9 +6,13 @@ import type { EventEmitter } from 'node:events';
 import type { Bonjour as BonjourInstance, Browser, Service } from 'bonjour-service';
 import { brainServices, readService, SERVICE_TYPES, type BrainAdvertisement, type DiscoveredService, type RawService, type ServiceKind } from './mdns-records';
 
-/** The part of the bonjour-service module used here (a CommonJS module: its class is a named export too). */
+/**
+ * The part of the bonjour-service module used here. It is CommonJS whose module.exports is the class
+ * itself (its `Bonjour` property is lost when the class replaces module.exports), so the class is the
+ * default export, in Node and in esbuild's bundle alike.
+ */
 export interface BonjourModule {
-  Bonjour: typeof BonjourInstance;
+  default: typeof BonjourInstance;
 }
 
 /** The logging the mDNS code needs (a pino logger fits). */
@@ -37,7 +41,7 @@ const ANNOUNCE_WAIT_MS = 5000;
  * fails here, loudly, instead of crashing later.
  */
 async function openBonjour(options: MdnsOptions): Promise<BonjourInstance> {
-  const { Bonjour } = await (options.load ?? loadBonjour)();
+  const { default: Bonjour } = await (options.load ?? loadBonjour)();
   const instance = new Bonjour({}, (err: Error) => options.log.warn({ err }, 'mDNS send failed'));
   const socket = (instance as unknown as { server?: { mdns?: EventEmitter } }).server?.mdns;
   if (socket === undefined || typeof socket.on !== 'function') {
