@@ -62,7 +62,7 @@ async function killedWhile(rig: EngineRig, flow: FlowStatus, steps: CreateTaskfl
   return id;
 }
 
-void test('a flow paused while its effectful step ran and then killed: the step becomes unknown and a resume needs a decision; it is not run again by itself', async (t) => {
+void test('a flow paused while its effectful step ran and then killed: the step becomes unknown and a resume needs a decision; it is not run again by itself', { timeout: 30_000 }, async (t) => {
   const rig = await engineRig(t);
   const id = await killedWhile(rig, 'waiting', [{ type: 'tool', tool: 'append_line', args: { line: 'once' } }]);
   const after = rig.store.get(id)!;
@@ -88,7 +88,7 @@ void test('a flow paused while its effectful step ran and then killed: the step 
   assert.equal((await rig.until(readOnly, 'completed', 'failed')).status, 'completed');
 });
 
-void test('a restart while the timer is waking flows: the stop waits for the wake-up, nothing touches the closed store, and every flow goes on', async (t) => {
+void test('a restart while the timer is waking flows: the stop waits for the wake-up, nothing touches the closed store, and every flow goes on', { timeout: 30_000 }, async (t) => {
   const rig = await engineRig(t);
   const ids = await Promise.all([0, 1, 2].map(async () => (await rig.engine.create({ title: 'sleeper', steps: [{ type: 'wait', seconds: 0.02 }, { type: 'tool', tool: 'read_temp' }] }, {})).id));
   for (const id of ids) await rig.until(id, 'waiting');
