@@ -9,6 +9,13 @@ export function isLoopback(address: string | undefined): boolean {
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
+/**
+ * A request a reverse proxy on this machine passed on arrives from loopback but comes from elsewhere:
+ * Tailscale Serve (remote access mode, docs/access.md) sets X-Forwarded-For on every request it
+ * proxies, as proxies generally do (or Forwarded, RFC 7239). Such a request is not a loopback caller.
+ */
+const forwarded = (headers: { 'x-forwarded-for'?: string | undefined; forwarded?: string | undefined }): boolean => headers['x-forwarded-for'] !== undefined || headers.forwarded !== undefined;
+
 export function installMetrics(app: FastifyInstance, metrics: Metrics, opts: { public: boolean }): void {
   if (!metrics.enabled) return;
   const templates = new Map<string, string>();
@@ -24,7 +31,7 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics, opts: { p
     done();
   });
   app.get('/metrics', { config: { principals: PUBLIC } }, async (request, reply) => {
-    if (!opts.public && !isLoopback(request.socket.remoteAddress)) return reply.callNotFound();
+    if (!opts.public && (forwarded(request.headers) || !isLoopback(request.socket.remoteAddress))) return reply.callNotFound();
     return reply.type(metrics.contentType).send(await metrics.render());
   });
 }

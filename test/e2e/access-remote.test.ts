@@ -87,3 +87,14 @@ void test('remote-up with Tailscale serves the loopback port on the tailnet, sur
   assert.equal(fake.serving(), null);
   assert.deepEqual(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8')), { access: { mode: 'localhost', remote: false } });
 });
+
+void test('/metrics through the tunnel is off loopback: a proxied request (X-Forwarded-For, as Tailscale Serve sends) gets the 404', async (t) => {
+  const brain = await startBrain();
+  t.after(() => brain.stop());
+  const metrics = (headers: Record<string, string>) => fetch(`${brain.url}/metrics`, { headers }).then(async (r) => (await r.arrayBuffer(), r.status));
+  assert.equal(await metrics({}), 200, 'a loopback caller is served');
+  assert.equal(await metrics({ 'x-forwarded-for': '100.101.102.103', 'x-forwarded-host': 'brain.tail1234.ts.net', 'x-forwarded-proto': 'https' }), 404);
+  assert.equal(await metrics({ forwarded: 'for=100.101.102.103;proto=https' }), 404);
+  const unmounted = await fetch(`${brain.url}/metricz`, { headers: { 'x-forwarded-for': '100.101.102.103' } });
+  assert.equal(unmounted.status, 404);
+});
