@@ -12,6 +12,8 @@ import { registerTwinCommands } from './commands/twin';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerFlowCommands } from './commands/flows';
 import { registerAccessCommands } from './commands/access';
+import { registerPairCommands } from './commands/pair';
+import { registerDeviceCommands } from './commands/devices';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -132,6 +134,8 @@ registerTwinCommands(prog, commandContext);
 registerCheckpointCommands(prog, commandContext);
 registerFlowCommands(prog, commandContext);
 registerAccessCommands(prog, commandContext);
+registerPairCommands(prog, commandContext);
+registerDeviceCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
@@ -143,7 +147,7 @@ async function restartBrain(c: Connection, port: number | undefined): Promise<bo
 }
 
 /** Options that take no value (`--no-probe` sets probe false); every other option takes one. */
-const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write', 'force', 'retry', 'skip']);
+const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write', 'force', 'retry', 'skip', 'pin', 'wait', 'all']);
 /** Commands whose last argument is free text: the remaining words are joined (`svc memory note buy milk`). */
 const REST_TEXT = new Set(['memory search', 'memory note']);
 

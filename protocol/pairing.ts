@@ -101,6 +101,8 @@ export const PairedDevice = Type.Object({
   node_id: Type.Union([Type.String(), Type.Null()]),
   platform: Type.Union([Type.String(), Type.Null()]),
   paired_at: Type.Number(),
+  /** The pairing token it was claimed with (null when paired by a code). */
+  pair_id: Type.Union([Type.String(), Type.Null()]),
   connections: Type.Integer({ description: 'open WebSockets of this device now' }),
 });
 export type PairedDevice = Static<typeof PairedDevice>;

@@ -1,9 +1,15 @@
 // The pair URL as a QR image (GET /api/devices/pair/qr): PNG by default, SVG on request. The `qrcode`
 // package is loaded on the first request, not at start (daemon/kernel/lazy-module.ts): most brains
 // render a QR code a handful of times in their life.
+import type * as QrCodeModule from 'qrcode';
 import { lazyModule } from '../kernel/lazy-module';
 
-const qrcode = lazyModule(() => import('qrcode'));
+// qrcode is CommonJS: bundled by esbuild, import() gives its exports as `default`; under node they are also named.
+type QrCode = typeof QrCodeModule;
+const qrcode = lazyModule(async (): Promise<QrCode> => {
+  const mod = (await import('qrcode')) as QrCode & { default?: QrCode };
+  return mod.default ?? mod;
+});
 
 export type QrFormat = 'png' | 'svg';
 

@@ -231,6 +231,7 @@ export class Pairing {
       node_id: d.node_id,
       platform: d.platform,
       paired_at: d.paired_at,
+      pair_id: d.pair_id,
       connections: open.get(devicePrincipalId(d.kind, d.device_id)) ?? 0,
     }));
     if (!includeUnclaimed) return { count: devices.length, devices };

@@ -76,7 +76,9 @@ void test('no route answers without the token, under any spelling of its path, o
   const guarded = routes.filter((r) => !r.public);
   assert.ok(guarded.length >= 30, `the route table lists the API (${guarded.length} guarded routes)`);
   assert.ok(guarded.some((r) => r.websocket && r.url === '/v1/session'), 'the session socket is in the table');
-  assert.deepEqual(routes.filter((r) => r.public).map((r) => r.url).sort(), ['/health', '/metrics'], 'only /health and /metrics are public');
+  // Besides /health and /metrics, only what an unpaired device calls with its pairing token or code as the proof (docs/pairing.md).
+  const PAIRING_PUBLIC = ['/api/devices/pair/announce', '/api/devices/pair/check', '/api/devices/pair/complete', '/api/devices/pair/status', '/api/devices/pair/verify_pin'];
+  assert.deepEqual(routes.filter((r) => r.public).map((r) => r.url).sort(), [...PAIRING_PUBLIC, '/health', '/metrics'], 'only /health, /metrics and the unpaired device\'s pairing calls are public');
 
   const counts = new Map<number, number>();
   let sent = 0;
