@@ -2,17 +2,19 @@
 // cancel is 409 with the status; a bad step is a 400 naming the step and field; every bad limit is a
 // 400; `svc flows` list/show/cancel/resume against the same brain with its exit codes; and the agent
 // (a scripted model on the fake OpenAI server) starts a flow with start_taskflow that the chat sees:
-// the tool_result, the card and the flow's taskflow_update frames up to completed.
+// the tool_result, the card and the flow's taskflow_update frames up to completed; after a kill -9
+// mid-step, `svc flows resume` needs --retry or --skip, and each does what it says.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync, watch, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { SVC, startBrain, tempHome, type BrainProcess } from '../helpers/brain-process';
 import { connect } from '../helpers/session-client';
 import { startOpenAiServer, type FakeReply } from '../fakes/openai-server';
 import type { BrainMessage, BrainMessageOf } from '../../protocol/session';
 import type { Taskflow, TaskflowList } from '../../protocol/taskflows';
+import { createFlow, effectLines, effectStep, flowsBrain, getFlow } from './taskflows-rig';
 
 type ErrorBody = { error: { code: string; message: string; details: Record<string, unknown> | null } };
 
@@ -164,4 +166,56 @@ void test('the agent starts a flow with start_taskflow and the chat sees it run 
   assert.deepEqual(flow.steps.map((s) => s.status), ['succeeded']);
   const updates = frames.filter((f): f is BrainMessageOf<'taskflow_update'> => f.type === 'taskflow_update' && f.payload.flow_id === id).map((f) => f.payload.status);
   assert.deepEqual([updates[0], updates.at(-1)], ['queued', 'completed'], updates.join(' '));
+});
+
+/** Resolves once the effect log holds `tag` `times` times (fs.watch on its folder, not a timer). */
+function effectRan(log: string, tag: string, times = 1): Promise<void> {
+  const done = () => effectLines(log).filter((l) => l === tag).length >= times;
+  return new Promise((resolve) => {
+    const watcher = watch(dirname(log), () => {
+      if (!done()) return;
+      watcher.close();
+      resolve();
+    });
+    if (done()) {
+      watcher.close();
+      resolve();
+    }
+  });
+}
+
+void test('after a kill -9 mid-step, svc flows resume needs --retry or --skip: skip moves past the step, retry runs it again', async (t) => {
+  const rig = await flowsBrain(t);
+  const flows: Record<'skip' | 'retry', Taskflow> = {
+    skip: await createFlow(rig.brain, { title: 'Skip it', steps: [effectStep(rig.work, rig.log, 'skipme', 0, 120), { type: 'wait', seconds: 3600 }] }),
+    retry: await createFlow(rig.brain, { title: 'Retry it', steps: [effectStep(rig.work, rig.log, 'retryme', 0, 120), { type: 'wait', seconds: 3600 }] }),
+  };
+  await Promise.all([effectRan(rig.log, 'skipme'), effectRan(rig.log, 'retryme')]);
+  await rig.crash();
+
+  const { skip, retry } = flows;
+  const show = svc(rig.brain, 'flows', 'show', skip.id);
+  assert.equal(show.status, 0, show.stderr);
+  assert.match(show.stdout, /^ {2}status waiting at step 0,/m);
+  assert.match(show.stdout, /\n0 {2}tool run_command {2}unknown\n/);
+  assert.match(show.stdout, / running → unknown {2}the brain stopped while this step ran/);
+
+  const undecided = svc(rig.brain, 'flows', 'resume', skip.id);
+  assert.equal(undecided.status, 1, undecided.stdout);
+  assert.match(undecided.stderr, /^svc: [^\n]*retry[^\n]*skip[^\n]*\n$/);
+  assert.equal((await getFlow(rig.brain, skip.id)).steps[0]!.status, 'unknown', 'a refused resume changes nothing');
+
+  const skipped = svc(rig.brain, 'flows', 'resume', skip.id, '--skip');
+  assert.equal(skipped.status, 0, skipped.stderr);
+  assert.match(skipped.stdout, new RegExp(`^${skip.id} 'Skip it' is (queued|running|waiting)`));
+  const afterSkip = await getFlow(rig.brain, skip.id);
+  assert.equal(afterSkip.steps[0]!.status, 'skipped');
+  assert.deepEqual([afterSkip.steps[0]!.history.at(-1)!.from, afterSkip.steps[0]!.history.at(-1)!.to], ['unknown', 'skipped']);
+
+  const retried = svc(rig.brain, 'flows', 'resume', retry.id, '--retry');
+  assert.equal(retried.status, 0, retried.stderr);
+  await effectRan(rig.log, 'retryme', 2);
+  assert.equal(rig.ran('skipme'), 1, 'the skipped step never ran again');
+  const afterRetry = await getFlow(rig.brain, retry.id);
+  assert.ok(afterRetry.steps[0]!.history.some((h) => h.from === 'unknown' && h.to === 'pending'), JSON.stringify(afterRetry.steps[0]!.history));
 });
