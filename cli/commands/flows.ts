@@ -2,8 +2,8 @@
 // /api/taskflows.
 //   svc flows [list] [--status s] [--session id] [--limit n] [--json]   flows, newest first
 //   svc flows show <id> [--json]                                         the flow and its step timeline
-//   svc flows resume <id> [--retry|--skip]                               a waiting or failed flow, or an unknown step
-//   svc flows wait <id> [--until ISO]                                    pause a running flow
+//   svc flows resume <id> [--retry|--skip]                               a waiting or failed flow; the decision for its current step
+//   svc flows wait <id> [--until ISO]                                    pause a flow before its next step
 //   svc flows cancel <id>                                                stop it for good
 import type { Sade } from 'sade';
 import { FLOW_STATUSES, TASKFLOW_LIST_LIMIT, type Step, type Taskflow, type TaskflowList, type TaskflowSummary, type Transition } from '../../protocol/taskflows';
@@ -132,16 +132,16 @@ export function registerFlowCommands(prog: Sade, ctx: CommandContext): void {
     .option('--json', 'Machine-readable output')
     .action(async (id: string, o: Opts) => ctx.exit(await flowsShow(ctx.conn(o), ctx, { id, json: o.json === true })));
   prog
-    .command('flows resume <id>', 'Resume a waiting or failed flow; --retry or --skip decides a step left unknown')
-    .option('--retry', 'Run the unknown step again')
-    .option('--skip', 'Move past the unknown step')
+    .command('flows resume <id>', 'Resume a waiting or failed flow; --retry or --skip decides its current step (required for a step left unknown)')
+    .option('--retry', 'Run the current step again (one left unknown, or failed)')
+    .option('--skip', 'Move past the current step')
     .action(async (id: string, o: Opts) => {
       if (o.retry === true && o.skip === true) return ctx.usageError('flows resume: --retry or --skip, not both');
       const decision = o.retry === true ? 'retry' : o.skip === true ? 'skip' : undefined;
       ctx.exit(await flowsAct(ctx.conn(o), ctx, id, { action: 'resume', decision }));
     });
   prog
-    .command('flows wait <id>', 'Pause a running flow, until resumed or until --until')
+    .command('flows wait <id>', 'Pause a queued or running flow before its next step, until resumed or until --until')
     .option('--until', 'An ISO 8601 time with a zone (2026-05-01T07:30:00+02:00) or epoch seconds')
     .action(async (id: string, o: Opts) => ctx.exit(await flowsAct(ctx.conn(o), ctx, id, { action: 'wait', until: str(o.until) })));
   prog.command('flows cancel <id>', 'Cancel a flow; a completed or failed flow stays as it is').action(async (id: string, o: Opts) => ctx.exit(await flowsAct(ctx.conn(o), ctx, id, { action: 'cancel' })));
