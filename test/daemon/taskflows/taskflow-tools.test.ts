@@ -69,7 +69,7 @@ void test('arguments outside the step schema are caught by the registry before t
   const problems = (args: unknown) => brain.tools.problems('start_taskflow', args);
   assert.deepEqual(problems({ title: 'Fine', steps: waitingSteps }), []);
   assert.notDeepEqual(problems({ title: 'No steps', steps: [] }), []);
-  assert.notDeepEqual(problems({ title: 'Bad step', steps: [{ type: 'tool' }] }), []);
+  assert.match(problems({ title: 'Bad step', steps: [{ type: 'note', text: 'ok' }, { type: 'tool' }] }).join('; '), /^\/steps\/1: /, 'the model learns which step');
   assert.notDeepEqual(problems({ title: 'Other session', steps: waitingSteps, session_id: 'elsewhere' }), [], 'the flow session is the chat, never a model argument');
   assert.notDeepEqual(problems({ steps: waitingSteps }), []);
 });
