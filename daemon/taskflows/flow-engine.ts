@@ -89,42 +89,29 @@ export class TaskflowEngine {
     await Promise.all([...this.drives]);
   }
 
-  /** Running flows after a crash: read-only current steps run again, effectful ones become unknown. */
+  /**
+   * After a crash: a current step left running runs again when it is read-only and becomes unknown
+   * otherwise — whatever its flow's status, since a flow paused (or paused and resumed) while its step
+   * ran is waiting or queued with the step still running, and a cancelled one keeps the record of a
+   * step that never finished. Running flows are queued again.
+   */
   private async recover(): Promise<void> {
-    await this.recoverPaused();
-    for (const id of this.deps.store.ids('running')) {
+    for (const id of this.deps.store.interrupted()) {
       const flow = this.deps.store.flow(id)!;
-      const step = flow.current_step === null ? undefined : this.deps.store.step(id, flow.current_step);
-      if (step?.status === 'running' && !readOnly(step, this.deps.tools)) {
-        await this.change(flow, {
-          steps: [{ index: step.index, to: 'unknown', reason: 'the brain stopped while this step ran; whether it took effect is unknown, so it is not run again' }],
-          flow: { to: 'waiting', reason: `step ${step.index} (${step.type}) was running when the brain stopped: resume with retry or skip`, set: { wait_until: null } },
-        });
-      } else if (step?.status === 'running') {
-        await this.change(flow, { steps: [{ index: step.index, to: 'pending', reason: 'the brain stopped while this read-only step ran; it runs again' }], flow: { to: 'queued', reason: 'the brain restarted' } });
+      const step = this.deps.store.step(id, flow.current_step!)!;
+      const effectful = !readOnly(step, this.deps.tools);
+      const unknown: StepChange = { index: step.index, to: 'unknown', reason: 'the brain stopped while this step ran; whether it took effect is unknown, so it is not run again' };
+      if (flow.status === 'cancelled' || flow.status === 'completed' || flow.status === 'failed') {
+        const ended = 'the brain stopped while this step ran; its flow had ended, so it does not run again';
+        await this.change(flow, { steps: [effectful ? unknown : { index: step.index, to: 'failed', reason: ended, set: { error: ended } }] });
+      } else if (effectful) {
+        await this.change(flow, { steps: [unknown], flow: { to: 'waiting', reason: `step ${step.index} (${step.type}) was running when the brain stopped: resume with retry or skip`, set: { wait_until: null } } });
       } else {
-        await this.change(flow, { flow: { to: 'queued', reason: 'the brain restarted' } });
+        await this.change(flow, { steps: [{ index: step.index, to: 'pending', reason: 'the brain stopped while this read-only step ran; it runs again' }], flow: { to: flow.status === 'running' ? 'queued' : flow.status, reason: 'the brain restarted' } });
       }
     }
-  }
-
-  /**
-   * A flow paused (or paused and resumed) while its step ran is waiting or queued with that step still
-   * running when the brain stops: the same rule, or the next drive would run an effect a second time.
-   */
-  private async recoverPaused(): Promise<void> {
-    for (const id of [...this.deps.store.ids('waiting'), ...this.deps.store.ids('queued')]) {
-      const flow = this.deps.store.flow(id)!;
-      const step = flow.current_step === null ? undefined : this.deps.store.step(id, flow.current_step);
-      if (step?.status !== 'running') continue;
-      if (readOnly(step, this.deps.tools)) {
-        await this.change(flow, { steps: [{ index: step.index, to: 'pending', reason: 'the brain stopped while this read-only step ran; it runs again' }] });
-      } else {
-        await this.change(flow, {
-          steps: [{ index: step.index, to: 'unknown', reason: 'the brain stopped while this step ran; whether it took effect is unknown, so it is not run again' }],
-          flow: { to: 'waiting', reason: `step ${step.index} (${step.type}) was running when the brain stopped: resume with retry or skip`, set: { wait_until: null } },
-        });
-      }
+    for (const id of this.deps.store.ids('running')) {
+      await this.change(this.deps.store.flow(id)!, { flow: { to: 'queued', reason: 'the brain restarted' } });
     }
   }
 
@@ -374,7 +361,13 @@ export class TaskflowEngine {
 
   /** The step failed: so does the flow (resume retries or skips the step). */
   private async fail(flow: FlowRow, step: StepRow, error: string): Promise<void> {
-    await this.change(flow, { steps: [{ index: step.index, to: 'failed', reason: error, set: { error } }], flow: { to: 'failed', reason: `step ${step.index} (${step.type}) failed`, set: { error: `step ${step.index}: ${error}` } } });
+    const failed: StepChange = { index: step.index, to: 'failed', reason: error, set: { error } };
+    // A step that ends after its flow was cancelled is still recorded; the flow stays cancelled.
+    if (this.deps.store.flow(flow.id)?.status === 'cancelled') {
+      await this.change(flow, { steps: [failed], expect: ['cancelled'] });
+      return;
+    }
+    await this.change(flow, { steps: [failed], flow: { to: 'failed', reason: `step ${step.index} (${step.type}) failed`, set: { error: `step ${step.index}: ${error}` } } });
   }
 
   private scope(flow: FlowRow, steps: readonly StepRow[]): Scope {

@@ -238,9 +238,15 @@ export class FlowStore {
       const row = db.get<{ status: StepStatus }>('SELECT status FROM taskflow_steps WHERE flow_id = ? AND idx = ?', [flowId, step.index])!;
       const sets: string[] = ['status = ?'];
       const params: (string | number | null)[] = [step.to];
-      if (step.to === 'running' && row.status !== 'running') sets.push('started_at = ?'), params.push(at);
+      if (step.to === 'running' && row.status !== 'running') {
+        sets.push('started_at = ?');
+        params.push(at);
+      }
       if (step.to === 'pending') sets.push('started_at = NULL', 'finished_at = NULL', 'result = NULL', 'error = NULL', 'approval_request_id = NULL', 'wait_until = NULL');
-      if (FINISHED_STEP.has(step.to)) sets.push('finished_at = ?'), params.push(at);
+      if (FINISHED_STEP.has(step.to)) {
+        sets.push('finished_at = ?');
+        params.push(at);
+      }
       for (const [key, value] of Object.entries(step.set ?? {})) {
         sets.push(`${key} = ?`);
         params.push(key === 'result' ? (value === undefined ? null : JSON.stringify(value)) : (value as string | number | null));
@@ -254,8 +260,14 @@ export class FlowStore {
     if (to !== undefined && to !== current.status) {
       sets.push('status = ?');
       params.push(to);
-      if (to === 'running') sets.push('started_at = COALESCE(started_at, ?)'), params.push(at);
-      if (FINISHED_FLOW.has(to)) sets.push('completed_at = ?'), params.push(at);
+      if (to === 'running') {
+        sets.push('started_at = COALESCE(started_at, ?)');
+        params.push(at);
+      }
+      if (FINISHED_FLOW.has(to)) {
+        sets.push('completed_at = ?');
+        params.push(at);
+      }
       if (to === 'queued' || to === 'running') sets.push('completed_at = NULL');
     }
     for (const [key, value] of Object.entries(change.flow?.set ?? {})) {
@@ -312,8 +324,14 @@ export class FlowStore {
   list(filter: { status?: FlowStatus | undefined; sessionId?: string | undefined; limit: number }): { count: number; taskflows: TaskflowSummary[] } {
     const where: string[] = [];
     const params: (string | number)[] = [];
-    if (filter.status) where.push('status = ?'), params.push(filter.status);
-    if (filter.sessionId) where.push('session_id = ?'), params.push(filter.sessionId);
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.sessionId) {
+      where.push('session_id = ?');
+      params.push(filter.sessionId);
+    }
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const count = this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM taskflows ${clause}`, params)?.n ?? 0;
     const rows = this.store.all<FlowDbRow>(`SELECT ${FLOW_COLUMNS} FROM taskflows ${clause} ORDER BY created_at DESC, id LIMIT ?`, [...params, filter.limit]);
@@ -323,6 +341,11 @@ export class FlowStore {
   /** Ids of flows in `status`, oldest first. */
   ids(status: FlowStatus, limit = 10_000): string[] {
     return this.store.all<{ id: string }>('SELECT id FROM taskflows WHERE status = ? ORDER BY created_at, rowid LIMIT ?', [status, limit]).map((r) => r.id);
+  }
+
+  /** Flows (any status) whose current step is running: at start-up, what a crash interrupted. */
+  interrupted(): string[] {
+    return this.store.all<{ id: string }>("SELECT f.id FROM taskflows f JOIN taskflow_steps s ON s.flow_id = f.id AND s.idx = f.current_step WHERE s.status = 'running' ORDER BY f.created_at, f.rowid").map((r) => r.id);
   }
 
   /** Waiting flows whose wait_until has come, oldest deadline first. */

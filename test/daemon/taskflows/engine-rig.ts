@@ -51,7 +51,7 @@ export interface RigOptions {
   answer?: (text: string) => string | Promise<string>;
   /** Called by append_line just before its effect, with the call's turn id and line. */
   onAppend?: (turnId: string, line: string) => void;
-  /** append_line and read_temp take three event-loop turns before and after their work (more interleavings). */
+  /** append_line, read_temp and prompts take three event-loop turns before and after their work (more interleavings). */
   slowTools?: boolean;
   /** The folder to make the store's folder in (default the system's temp folder). */
   parent?: string;
@@ -128,7 +128,10 @@ export async function engineRig(t: { after(fn: () => unknown): void }, opts: Rig
   const conversations: ConversationPort = {
     prompt: async (request) => {
       prompts.push({ sessionId: request.sessionId, text: request.text, tools: request.tools });
-      return { text: opts.answer ? await opts.answer(request.text) : `answer to ${request.text}`, finishReason: 'stop', sessionId: request.sessionId };
+      await turn();
+      const text = opts.answer ? await opts.answer(request.text) : `answer to ${request.text}`;
+      // A turn whose signal fired ends as cancelled, as the agent's does.
+      return { text, finishReason: request.signal.aborted ? 'cancelled' : 'stop', sessionId: request.sessionId };
     },
   };
   const memory = { remember: async (text: string) => (notes.push(text), { id: `note_${notes.length}`, text }) } as unknown as AgentMemory;

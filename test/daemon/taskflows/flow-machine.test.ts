@@ -14,6 +14,7 @@ import { FLOW_STATUSES, STEP_STATUSES, type CreateTaskflow, type FlowStatus, typ
 import { canFlow, canStep, FLOW_FINAL, FLOW_LIVE, FLOW_TRANSITIONS, STEP_TRANSITIONS, TransitionError } from '../../../daemon/taskflows/flow-machine';
 import { AppError } from '../../../daemon/kernel/errors';
 import { engineRig, holding, type EngineRig } from './engine-rig';
+import { deferred } from '../agent/agent-fixtures';
 
 // ── The tables ───────────────────────────────────────────────────────────────────────────────────
 void test('the flow table: completed and cancelled have no exit, failed only back to queued (a resume); no state follows itself', () => {
@@ -86,6 +87,51 @@ void test('a flow paused while its effectful step ran and then killed: the step 
   assert.equal(rig.store.get(readOnly)!.status, 'waiting', 'still paused');
   await rig.engine.resume(readOnly);
   assert.equal((await rig.until(readOnly, 'completed', 'failed')).status, 'completed');
+});
+
+void test('a step that ends after its flow was cancelled is recorded (a cancelled prompt fails), and the flow stays cancelled', { timeout: 30_000 }, async (t) => {
+  const gate = deferred<string>();
+  const rig = await engineRig(t, { answer: () => gate.promise });
+  const f = await rig.engine.create({ title: 'long prompt', steps: [{ type: 'prompt', text: 'think hard' }, { type: 'tool', tool: 'append_line', args: { line: 'after' } }] }, {});
+  await rig.until(f.id, 'running');
+  while (rig.prompts.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  await rig.engine.cancel(f.id);
+  gate.resolve('too late');
+  while (rig.engine.running() > 0) await new Promise((resolve) => setImmediate(resolve));
+  const after = rig.store.get(f.id)!;
+  assert.equal(after.status, 'cancelled');
+  assert.deepEqual(
+    after.steps.map((s) => s.status),
+    ['failed', 'pending'],
+  );
+  assert.equal(after.steps[0]!.error, 'the turn was cancelled (its flow was cancelled)');
+  assert.deepEqual(
+    after.history.map((h) => h.to),
+    ['queued', 'running', 'cancelled'],
+  );
+  assert.deepEqual(rig.lines(), []);
+  chained(after);
+});
+
+void test('a kill while the step of a cancelled flow ran: the step is recorded as unknown (an effect) or failed (read-only), the flow stays cancelled', { timeout: 30_000 }, async (t) => {
+  const rig = await engineRig(t);
+  const effectful = await killedWhile(rig, 'cancelled', [{ type: 'tool', tool: 'append_line', args: { line: 'maybe' } }]);
+  const readOnly = await killedWhile(rig, 'cancelled', [{ type: 'prompt', text: 'hi' }]);
+  for (const [id, status] of [
+    [effectful, 'unknown'],
+    [readOnly, 'failed'],
+  ] as const) {
+    const f = rig.store.get(id)!;
+    assert.equal(f.status, 'cancelled');
+    assert.deepEqual(
+      f.history.map((h) => h.to),
+      ['queued', 'running', 'cancelled'],
+    );
+    assert.equal(f.steps[0]!.status, status);
+    chained(f);
+  }
+  assert.deepEqual(rig.lines(), []);
+  assert.equal(rig.prompts.length, 0, 'nothing ran again');
 });
 
 void test('a restart while the timer is waking flows: the stop waits for the wake-up, nothing touches the closed store, and every flow goes on', { timeout: 30_000 }, async (t) => {
@@ -245,12 +291,12 @@ async function run(ops: readonly Op[], t: { after(fn: () => unknown): void }): P
   rig.permissions.use('test', hook);
   const ids: string[] = [];
   const finals = new Map<string, Taskflow>();
-  /** After quiesce: the engine drives nothing, so no step of a flow that can still go on is running. */
+  /** After quiesce: the engine drives nothing, so no step is running (a step that ends after its flow was cancelled is recorded too). */
   const observe = (): void => {
     for (const id of ids) {
       const f = rig.store.get(id)!;
       chained(f);
-      if (!FLOW_FINAL.has(f.status)) assert.ok(f.steps.every((s) => s.status !== 'running'), `the engine is idle but a step of ${f.status} flow ${f.id} is running: ${JSON.stringify(f.steps.map((s) => s.history))}`);
+      assert.ok(f.steps.every((s) => s.status !== 'running'), `the engine is idle but a step of ${f.status} flow ${f.id} is running: ${JSON.stringify({ flow: f.history, steps: f.steps.map((s) => s.history) })}`);
       const before = finals.get(id);
       if (before) unchangedSinceFinal(before, f);
       else if (FLOW_FINAL.has(f.status)) finals.set(id, f);

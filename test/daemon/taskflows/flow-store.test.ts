@@ -3,7 +3,7 @@
 // (also as a property over random changes); `expect` refuses a change made on a stale view; a
 // scheduled flow's run and the parent's next occurrence land together or not at all; prune removes
 // finished flows with their steps and timeline; list, ids, byApproval, eventWaiters, due and
-// nextDeadline select what they say.
+// nextDeadline and interrupted select what they say.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -362,6 +362,21 @@ void test('byApproval, eventWaiters, due and nextDeadline select only what waits
   await r.flows.apply(paused, { flow: { to: 'queued', reason: 'resumed', set: { wait_until: null } } });
   await r.flows.apply(later, { flow: { to: 'queued', reason: 'resumed', set: { wait_until: null } } });
   assert.equal(r.flows.nextDeadline(), null);
+});
+
+void test('interrupted: the flows of any status whose current step is running, oldest first', async (t) => {
+  const r = rig(t);
+  const running = await queued(r);
+  const paused = await queued(r);
+  const cancelled = await queued(r);
+  const idle = await queued(r);
+  const notCurrent = await queued(r);
+  for (const id of [running, paused, cancelled, notCurrent]) await r.flows.apply(id, { flow: { to: 'running', reason: 's', set: { current_step: 0 } }, steps: [{ index: 0, to: 'running', reason: 's' }] });
+  await r.flows.apply(paused, { flow: { to: 'waiting', reason: 'paused' } });
+  await r.flows.apply(cancelled, { flow: { to: 'cancelled', reason: 'cancelled' } });
+  await r.flows.apply(notCurrent, { flow: { reason: 'moved on', set: { current_step: 1 } } });
+  await r.flows.apply(idle, { flow: { to: 'running', reason: 's', set: { current_step: 0 } } });
+  assert.deepEqual(r.flows.interrupted(), [running, paused, cancelled]);
 });
 
 void test('statuses read back as written: every flow and step status survives the store', async (t) => {
