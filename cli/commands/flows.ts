@@ -117,16 +117,15 @@ const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 export function registerFlowCommands(prog: Sade, ctx: CommandContext): void {
   const list = async (o: Opts) => ctx.exit(await flowsList(ctx.conn(o), ctx, { status: str(o.status), session: str(o.session), limit: str(o.limit), json: o.json === true }));
-  const listOptions = (name: string, what: string) =>
-    prog
-      .command(name, what)
+  const listOptions = (command: Sade) =>
+    command
       .option('--status', `Only flows in this status (${FLOW_STATUSES.join(', ')})`)
       .option('--session', 'Only flows of this session')
       .option('--limit', `At most this many (${TASKFLOW_LIST_LIMIT.min}-${TASKFLOW_LIST_LIMIT.max}, default ${TASKFLOW_LIST_LIMIT.default})`)
       .option('--json', 'Machine-readable output')
       .action(list);
-  listOptions('flows', 'TaskFlows, background workflows: list, show, resume, wait, cancel');
-  listOptions('flows list', 'TaskFlows, newest first');
+  listOptions(prog.command('flows', 'TaskFlows, background workflows: list, show, resume, wait, cancel'));
+  listOptions(prog.command('flows list', 'TaskFlows, newest first'));
   prog
     .command('flows show <id>', 'A flow and its timeline: each step with its status changes')
     .option('--json', 'Machine-readable output')
