@@ -21,7 +21,7 @@ import { CancelBody, CreateTaskflow, ResumeBody, StepSpec, Taskflow, TaskflowLis
 export type FlowEngine = Pick<TaskflowEngine, 'create' | 'get' | 'list' | 'resume' | 'wait' | 'cancel'>;
 
 /** The code of a create body the brain refuses: a 400, as every schema failure (docs/api.md). */
-export const INVALID_FLOW = 'BAD_REQUEST';
+const INVALID_FLOW = 'BAD_REQUEST';
 /** A body with thousands of bad steps is answered with the first few (as daemon/http/error-handler.ts). */
 const PROBLEM_LIMIT = 20;
 
