@@ -1,6 +1,6 @@
 // Pairing by QR code from another device, for real (issue 13, docs/pairing.md): the built brain runs in
 // a network namespace this test creates, linked to this process by a veth pair on a private test subnet
-// (10.233.N.0/30) — never the machine's own LAN. `svc access lan` (inside the namespace) lets the other
+// (10.234.N.0/30) — never the machine's own LAN. `svc access lan` (inside the namespace) lets the other
 // end in; this process, as the phone, fetches the QR PNG, decodes it with zbarimg, completes pairing
 // from the URL the code carries, and makes its first authenticated requests with its own key (a
 // session on /v1/session; 403 on an admin route). Revoking it closes that socket (4001) and answers 401.
@@ -23,12 +23,12 @@ const N = (process.pid % 200) + 20;
 const NS = `svc-pair-${process.pid}`;
 const HOST_IF = `svcp${process.pid}h`;
 const NS_IF = `svcp${process.pid}n`;
-const HOST_V4 = `10.233.${N}.1`;
-const BRAIN_V4 = `10.233.${N}.2`;
+const HOST_V4 = `10.234.${N}.1`;
+const BRAIN_V4 = `10.234.${N}.2`;
 
 async function createNamespace(): Promise<void> {
   const taken = (await runToolOk('ip', ['-o', 'addr'])).stdout;
-  assert.ok(!taken.includes(`10.233.${N}.`), `test subnet 10.233.${N}.0/30 is already in use here:\n${taken}`);
+  assert.ok(!taken.includes(`10.234.${N}.`), `test subnet 10.234.${N}.0/30 is already in use here:\n${taken}`);
   await runTool('ip', ['netns', 'del', NS]); // a namespace left by a killed run with the same pid
   const steps: string[][] = [
     ['netns', 'add', NS],
