@@ -212,7 +212,9 @@ function httpPart(app: BrainApp, listener: HttpListener, settings: Settings, log
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-          throw new ListenError(`cannot listen on ${settings.server.host}:${settings.server.port}: ${code} (set --port, SVC_PORT or server.port)`);
+          // The address that failed: with the access mode the brain binds more than server.host (::1 next to 127.0.0.1).
+          const { address = settings.server.host, port = settings.server.port } = err as NodeJS.ErrnoException & { address?: string; port?: number };
+          throw new ListenError(`cannot listen on ${address.includes(':') ? `[${address}]` : address}:${port}: ${code} (set --port, SVC_PORT or server.port)`);
         }
         throw err;
       }

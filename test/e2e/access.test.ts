@@ -1,11 +1,12 @@
-// svc access remote-up/remote-down on the built brain and CLI (docs/access.md "Remote"): with no
+// svc access on the built brain and CLI, on loopback: remote-up/remote-down (docs/access.md "Remote"): with no
 // Tailscale on the brain's PATH the refusal names the fix; with a stand-in `tailscale` that prints what
 // the real CLI prints (test/helpers/fake-tailscale.ts) the brain asks it to serve its loopback port,
 // lists the tunnel URL first, persists remote, brings the tunnel up again after a restart, and
-// remote-down returns to the mode before. Loopback only: nothing here needs root.
+// remote-down returns to the mode before; /metrics refuses proxied requests; localhost mode binds ::1
+// as well as 127.0.0.1. Nothing here needs root (lan is in access-netns.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { AccessStatus } from '../../protocol/access';
@@ -97,4 +98,21 @@ void test('/metrics through the tunnel is off loopback: a proxied request (X-For
   assert.equal(await metrics({ forwarded: 'for=100.101.102.103;proto=https' }), 404);
   const unmounted = await fetch(`${brain.url}/metricz`, { headers: { 'x-forwarded-for': '100.101.102.103' } });
   assert.equal(unmounted.status, 404);
+});
+
+void test('localhost mode binds ::1 too: a port taken there stops the start with the address that failed', async (t) => {
+  const { createServer } = await import('node:net');
+  const squatter = createServer();
+  await new Promise<void>((resolve, reject) => {
+    squatter.once('error', reject);
+    squatter.listen({ host: '::1', port: 0, exclusive: true }, resolve);
+  });
+  t.after(() => squatter.close());
+  const port = (squatter.address() as { port: number }).port;
+  const home = tempHome();
+  const r = await runTool(process.execPath, [SVC, 'serve', '--port', String(port)], { env: { ...process.env, SVC_HOME: home, SVC_API_TOKEN: '', SVC_LOG_LEVEL: 'silent' } });
+  rmSync(home, { recursive: true, force: true });
+  assert.equal(r.code, 1);
+  // The last line (node may print a deprecation warning of a dependency before it).
+  assert.equal(r.stderr.trimEnd().split('\n').at(-1), `svc: cannot listen on [::1]:${port}: EADDRINUSE (set --port, SVC_PORT or server.port)`);
 });
