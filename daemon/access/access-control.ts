@@ -187,6 +187,8 @@ export class AccessControl {
 
   /** Reads the machine's addresses again (every access.address_poll_seconds) and announces a change. */
   refreshAddresses(): void {
+    // On loopback only, the machine's other addresses name no URL: nothing to read.
+    if (this.listenerMode === 'localhost') return;
     const urls = JSON.stringify(this.urls());
     if (urls !== this.announced) this.announce();
   }

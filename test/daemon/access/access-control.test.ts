@@ -87,7 +87,7 @@ interface Rig {
   interfaces: Interfaces;
 }
 
-function rig(t: { after(fn: () => unknown): void }, opts: { settings?: Partial<AccessSettings>; pinned?: string; file?: string } = {}): Rig {
+function rig(t: { after(fn: () => unknown): void }, opts: { settings?: Partial<AccessSettings>; pinned?: string; file?: string; interfaces?: () => Interfaces } = {}): Rig {
   const home = mkdtempSync(join(tmpdir(), 'svc-access-'));
   t.after(() => rmSync(home, { recursive: true, force: true }));
   const file = join(home, 'settings.json');
@@ -108,7 +108,7 @@ function rig(t: { after(fn: () => unknown): void }, opts: { settings?: Partial<A
     settings: { mode: 'localhost', remote: false, address_poll_seconds: 0, ...opts.settings },
     settingsFile: file,
     tunnel,
-    interfaces: () => box.interfaces,
+    interfaces: opts.interfaces ?? (() => box.interfaces),
   });
   t.after(() => control.stop());
   return {
@@ -242,7 +242,12 @@ void test('remote kept from the last run: the tunnel comes up after the listener
   assert.equal(failing.control.status().mode, 'remote', 'still wanted: svc access remote-up retries, remote-down gives up');
 });
 
-void test('a change of the machine\'s addresses is announced; no change, no event', async (t) => {
+void test('a change of the machine\'s addresses is announced; no change, no event; on loopback they are not read', async (t) => {
+  let reads = 0;
+  const local = await started(rig(t, { interfaces: () => ((reads += 1), INTERFACES) }));
+  const before0 = reads;
+  local.control.refreshAddresses();
+  assert.equal(reads, before0, 'localhost mode: the interfaces are not read');
   const r = await started(rig(t, { settings: { mode: 'lan' } }));
   const before = r.events.length;
   r.control.refreshAddresses();
