@@ -262,6 +262,8 @@ export class TaskflowEngine {
     }
     if (resolved.type === 'wait') return this.startWait(flow, step, resolved);
     if (!(await this.change(flow, { steps: [{ index: step.index, to: 'running', reason: 'started' }] }))) return 'stop';
+    // A cancel written in the same commit as the start: the step never begins.
+    if (this.cancelled(flow)) return this.failRunning(flow, step, 'its flow was cancelled before the step began');
     switch (resolved.type) {
       case 'tool':
         return this.tool(flow, step, resolved);
@@ -284,10 +286,10 @@ export class TaskflowEngine {
     const decision = await this.deps.permissions.check({ tool: spec.tool, safety: tool.safety, args, sessionId: flow.session_id, turnId });
     if (decision.verdict === 'deny') return this.failRunning(flow, step, decision.reason);
     if (decision.verdict === 'pending') {
-      await this.change(flow, {
-        steps: [{ index: step.index, to: 'waiting', reason: `held for approval (request ${decision.requestId})`, set: { approval_request_id: decision.requestId } }],
-        flow: { to: 'waiting', reason: `step ${step.index} (${spec.tool}) waits for approval request ${decision.requestId}` },
-      });
+      const held: StepChange = { index: step.index, to: 'waiting', reason: `held for approval (request ${decision.requestId})`, set: { approval_request_id: decision.requestId } };
+      // Cancelled while the call was being held: the request exists, so the step records it (an approval still runs the call and is recorded).
+      if (this.cancelled(flow)) await this.change(flow, { steps: [held], expect: ['cancelled'] });
+      else await this.change(flow, { steps: [held], flow: { to: 'waiting', reason: `step ${step.index} (${spec.tool}) waits for approval request ${decision.requestId}` } });
       return 'stop';
     }
     try {
@@ -359,11 +361,16 @@ export class TaskflowEngine {
     return 'stop';
   }
 
+  /** Whether the flow was cancelled meanwhile (read now: a cancel lands between a step's awaits). */
+  private cancelled(flow: FlowRow): boolean {
+    return this.deps.store.flow(flow.id)?.status === 'cancelled';
+  }
+
   /** The step failed: so does the flow (resume retries or skips the step). */
   private async fail(flow: FlowRow, step: StepRow, error: string): Promise<void> {
     const failed: StepChange = { index: step.index, to: 'failed', reason: error, set: { error } };
     // A step that ends after its flow was cancelled is still recorded; the flow stays cancelled.
-    if (this.deps.store.flow(flow.id)?.status === 'cancelled') {
+    if (this.cancelled(flow)) {
       await this.change(flow, { steps: [failed], expect: ['cancelled'] });
       return;
     }

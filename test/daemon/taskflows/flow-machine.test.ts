@@ -113,6 +113,55 @@ void test('a step that ends after its flow was cancelled is recorded (a cancelle
   chained(after);
 });
 
+void test('a cancel that lands as a step is marked running: the step never begins (no effect after a cancel)', { timeout: 30_000 }, async (t) => {
+  const rig = await engineRig(t);
+  let cancelling: Promise<unknown> | undefined;
+  rig.bus.on('cancel-on-start', (e) => {
+    // Written (not yet committed) before the engine goes on from announcing the start.
+    if (e.type === 'taskflow_update' && e.step?.status === 'running' && !cancelling) cancelling = rig.engine.cancel(e.flowId);
+  });
+  const f = await rig.engine.create({ title: 'raced', steps: [{ type: 'tool', tool: 'append_line', args: { line: 'after a cancel' } }] }, {});
+  await rig.until(f.id, 'cancelled');
+  await cancelling;
+  while (rig.engine.running() > 0) await new Promise((resolve) => setImmediate(resolve));
+  const after = rig.store.get(f.id)!;
+  assert.deepEqual(rig.lines(), [], 'the effect did not happen');
+  assert.equal(after.steps[0]!.status, 'failed');
+  assert.equal(after.steps[0]!.error, 'its flow was cancelled before the step began');
+  chained(after);
+});
+
+void test('a call held for approval while its flow was being cancelled: the step records the request, stays out of the way, and the approval is still recorded', { timeout: 30_000 }, async (t) => {
+  const rig = await engineRig(t);
+  const gate = deferred();
+  const asked = deferred();
+  rig.permissions.use('test', {
+    check: async () => {
+      asked.resolve();
+      await gate.promise;
+      return { verdict: 'pending', requestId: 'apr_late', reason: 'held' };
+    },
+  });
+  const f = await rig.engine.create({ title: 'held late', steps: [{ type: 'tool', tool: 'reboot' }, { type: 'tool', tool: 'read_temp' }] }, {});
+  await asked.promise;
+  await rig.engine.cancel(f.id);
+  gate.resolve();
+  while (rig.engine.running() > 0) await new Promise((resolve) => setImmediate(resolve));
+  let after = rig.store.get(f.id)!;
+  assert.equal(after.status, 'cancelled');
+  assert.deepEqual([after.steps[0]!.status, after.steps[0]!.approval_request_id], ['waiting', 'apr_late']);
+  chained(after);
+  rig.bus.emit({ type: 'approval_resolved', requestId: 'apr_late', sessionId: 'dashboard', turnId: `taskflow:${f.id}:0`, tool: 'reboot', args: {}, status: 'approved', result: { status: 'ok', summary: 'rebooting' }, at: 1 });
+  while (rig.store.get(f.id)!.steps[0]!.status === 'waiting') await new Promise((resolve) => setImmediate(resolve));
+  after = rig.store.get(f.id)!;
+  assert.equal(after.status, 'cancelled', 'the approval does not bring the flow back');
+  assert.deepEqual(
+    after.steps.map((s) => s.status),
+    ['succeeded', 'pending'],
+  );
+  chained(after);
+});
+
 void test('a kill while the step of a cancelled flow ran: the step is recorded as unknown (an effect) or failed (read-only), the flow stays cancelled', { timeout: 30_000 }, async (t) => {
   const rig = await engineRig(t);
   const effectful = await killedWhile(rig, 'cancelled', [{ type: 'tool', tool: 'append_line', args: { line: 'maybe' } }]);
@@ -191,7 +240,7 @@ function step(seed: StepSeed, index: number, count: number): StepSpec {
 }
 
 type Op =
-  | { op: 'create'; steps: StepSeed[]; go: boolean; settle: boolean }
+  | { op: 'create'; steps: StepSeed[]; go: boolean; scheduled?: boolean; settle: boolean }
   | { op: 'cancel'; flow: number; settle: boolean }
   | { op: 'pause'; flow: number; timed: boolean; settle: boolean }
   | { op: 'resume'; flow: number; decision: 'retry' | 'skip' | 'none'; settle: boolean }
@@ -205,7 +254,7 @@ type Op =
 const WEIGHTED_KINDS: readonly StepKind[] = [...STEP_KINDS, 'read', 'append', 'append', 'branch', 'branch'];
 const seed = fc.record({ kind: fc.constantFrom(...WEIGHTED_KINDS), a: fc.nat(20), b: fc.nat(20), flag: fc.boolean() });
 const settle = fc.boolean();
-const create = fc.record({ op: fc.constant('create' as const), steps: fc.array(seed, { minLength: 1, maxLength: 6 }), go: fc.boolean(), settle });
+const create = fc.record({ op: fc.constant('create' as const), steps: fc.array(seed, { minLength: 1, maxLength: 6 }), go: fc.boolean(), scheduled: fc.nat(6).map((n) => n === 0), settle });
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: create },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('cancel' as const), flow: fc.nat(), settle }) },
@@ -222,15 +271,16 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 const turns = (n: number): Promise<void> => new Promise((resolve) => (n <= 0 ? setImmediate(resolve) : setImmediate(() => void turns(n - 1).then(resolve))));
 
 /** Waits until the engine drives nothing and no flow is queued or running, three event-loop turns in a row (a change is visible to reads as soon as it is written). */
-async function quiesce(rig: EngineRig, ids: readonly string[]): Promise<void> {
+async function quiesce(rig: EngineRig): Promise<void> {
+  const ids = (): string[] => allFlows(rig);
   let calm = 0;
   for (let i = 0; i < 50_000 && calm < 3; i++) {
     await turns(0);
-    const busy = ids.filter((id) => FLOW_LIVE.has(rig.store.flow(id)!.status));
+    const busy = ids().filter((id) => FLOW_LIVE.has(rig.store.flow(id)!.status));
     calm = rig.engine.running() === 0 && busy.length === 0 ? calm + 1 : 0;
   }
   if (calm < 3) {
-    const left = ids.map((id) => rig.store.get(id)!).filter((f) => FLOW_LIVE.has(f.status));
+    const left = ids().map((id) => rig.store.get(id)!).filter((f) => FLOW_LIVE.has(f.status));
     assert.fail(`the engine is idle (${rig.engine.running()} driven) but flows are left live: ${JSON.stringify(left.map((f) => ({ id: f.id, status: f.status, current: f.current_step, steps: f.steps.map((s) => s.status), history: f.history })))}`);
   }
 }
@@ -265,6 +315,12 @@ interface Effect {
   retried: boolean;
 }
 
+const allFlows = (rig: EngineRig): string[] =>
+  rig.store
+    .list({ limit: 500 })
+    .taskflows.map((f) => f.id)
+    .reverse();
+
 const RAM_DISK = existsSync('/dev/shm') ? '/dev/shm' : undefined;
 const loopReset = /^loop \d+ of \d+ from branch \d+$/;
 
@@ -289,11 +345,12 @@ async function run(ops: readonly Op[], t: { after(fn: () => unknown): void }): P
   const held: { id: string; tool: string }[] = [];
   const hook = holding(['reboot'], held);
   rig.permissions.use('test', hook);
-  const ids: string[] = [];
+  // Every flow in the store: those created, and the runs scheduled flows spawn.
+  const ids = (): string[] => allFlows(rig);
   const finals = new Map<string, Taskflow>();
   /** After quiesce: the engine drives nothing, so no step is running (a step that ends after its flow was cancelled is recorded too). */
   const observe = (): void => {
-    for (const id of ids) {
+    for (const id of ids()) {
       const f = rig.store.get(id)!;
       chained(f);
       assert.ok(f.steps.every((s) => s.status !== 'running'), `the engine is idle but a step of ${f.status} flow ${f.id} is running: ${JSON.stringify({ flow: f.history, steps: f.steps.map((s) => s.history) })}`);
@@ -308,12 +365,14 @@ async function run(ops: readonly Op[], t: { after(fn: () => unknown): void }): P
   };
   try {
     for (const o of ops) {
-      const pick = (n: number): string | undefined => (ids.length === 0 ? undefined : ids[n % ids.length]);
+      const known = ids();
+      const pick = (n: number): string | undefined => (known.length === 0 ? undefined : known[n % known.length]);
       switch (o.op) {
         case 'create': {
           const steps = o.steps.map((s, i) => step(s, i, o.steps.length));
-          const input: CreateTaskflow = { title: 'random', steps, context: { go: o.go } };
-          ids.push((await rig.engine.create(input, {})).id);
+          // A yearly schedule never comes during the test: its runs are spawned by resuming it.
+          const input: CreateTaskflow = { title: 'random', steps, context: { go: o.go }, ...(o.scheduled ? { schedule: '0 0 1 1 *', timezone: 'UTC' } : {}) };
+          await rig.engine.create(input, {});
           break;
         }
         case 'cancel': {
@@ -354,14 +413,14 @@ async function run(ops: readonly Op[], t: { after(fn: () => unknown): void }): P
           break;
       }
       if (o.settle) {
-        await quiesce(rig, ids);
+        await quiesce(rig);
         observe();
       }
     }
-    await quiesce(rig, ids);
+    await quiesce(rig);
     await rig.engine.stop();
     observe();
-    for (const id of ids) assert.ok(!FLOW_LIVE.has(rig.store.flow(id)!.status), `flow ${id} is left ${rig.store.flow(id)!.status}`);
+    for (const id of ids()) assert.ok(!FLOW_LIVE.has(rig.store.flow(id)!.status), `flow ${id} is left ${rig.store.flow(id)!.status}`);
     assert.deepEqual(problems, []);
     const seen = new Map<string, Effect>();
     for (const e of effects) {
@@ -375,17 +434,22 @@ async function run(ops: readonly Op[], t: { after(fn: () => unknown): void }): P
   }
 }
 
-/** A completed or cancelled flow keeps its status and timeline; only a step that was running may still finish. */
+/**
+ * A completed or cancelled flow keeps its status and timeline. Only a step that was running (or held
+ * for approval) may still end: held, then succeeded or failed — never run again.
+ */
 function unchangedSinceFinal(before: Taskflow, now: Taskflow): void {
   const where = `${before.id} was ${before.status}: ${JSON.stringify(before.history)} → ${JSON.stringify(now.history)}`;
   assert.equal(now.status, before.status, where);
   assert.deepEqual(now.history, before.history, where);
   before.steps.forEach((s, i) => {
     const after = now.steps[i]!;
-    if (s.status === 'running' && after.history.length === s.history.length + 1) {
-      assert.deepEqual(after.history.slice(0, -1), s.history, where);
-      assert.ok(['succeeded', 'failed'].includes(after.status), `a running step of a final flow only finishes: ${where}`);
-    } else assert.deepEqual(after.history, s.history, `step ${i} of a final flow changed: ${where} ${JSON.stringify(s.history)} → ${JSON.stringify(after.history)}`);
+    const added = after.history.slice(s.history.length);
+    const what = `step ${i} of a final flow: ${JSON.stringify(s.history)} → ${JSON.stringify(after.history)}`;
+    assert.deepEqual(after.history.slice(0, s.history.length), s.history, what);
+    if (added.length === 0) return;
+    assert.ok(s.status === 'running' || s.status === 'waiting', `only a running or held step goes on: ${what}`);
+    assert.ok(added.length <= 2 && added.every((h) => h.to === 'waiting' || h.to === 'succeeded' || h.to === 'failed'), `it only ends: ${what}`);
   });
 }
 
