@@ -22,12 +22,8 @@ export function followReachability(): { reach: () => Reachability; hear: (event:
     if (event.type === 'access_mode') {
       state.mode = event.mode;
       state.urls = [...event.urls];
-      return;
-    }
-    // mdns_advertised {host: '<name>.local', port} comes from the mDNS capability (docs/mesh.md).
-    const other = event as { type: string; host?: unknown; port?: unknown };
-    if (other.type === 'mdns_advertised' && typeof other.host === 'string' && typeof other.port === 'number') state.mdns = `${other.host}:${other.port}`;
-    if (other.type === 'mdns_withdrawn') state.mdns = null;
+    } else if (event.type === 'mdns_advertised') state.mdns = `${event.host}:${event.port}`;
+    else if (event.type === 'mdns_withdrawn') state.mdns = null;
   };
   return { reach: () => ({ ...state, urls: [...state.urls] }), hear };
 }

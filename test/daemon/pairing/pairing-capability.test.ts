@@ -181,3 +181,16 @@ void test('bad input: oversized and malformed fields are 400s in the envelope; P
   assert.deepEqual(statuses, [401, 401, 401, 401, 401, 409, 409, 409, 409, 409, 429]);
   assert.equal((await b.anon(`/api/devices/pair/check?token=${pinned.token}`).then((r) => r.json()) as { state: string }).state, 'revoked');
 });
+
+void test('the pair URL follows the bus: access_mode sets the URLs, mdns_advertised adds the mDNS name, mdns_withdrawn removes it', async (t) => {
+  const b = await brainOnLoopback(t);
+  const payload = async () => ((await (await b.api('/api/devices/pair/url')).json()) as { payload: { urls: string[]; mdns: string | null } }).payload;
+  b.brain.bus.emit({ type: 'access_mode', mode: 'lan', urls: ['http://192.0.2.7:9090'], at: 0 });
+  b.brain.bus.emit({ type: 'mdns_advertised', host: 'pi.local', port: 9090, at: 0 });
+  const lan = await payload();
+  assert.deepEqual([lan.urls, lan.mdns], [['http://192.0.2.7:9090'], 'pi.local:9090']);
+  b.brain.bus.emit({ type: 'mdns_withdrawn', at: 0 });
+  assert.equal((await payload()).mdns, null);
+  b.brain.bus.emit({ type: 'access_mode', mode: 'localhost', urls: [], at: 0 });
+  assert.equal((await b.api('/api/devices/pair/url')).status, 409);
+});
