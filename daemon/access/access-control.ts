@@ -144,7 +144,9 @@ export class AccessControl {
       this.persist(this.listenerMode, false);
       this.remote = false;
       this.tunnel = OFF;
-      this.deps.logger.info({ mode: this.listenerMode }, 'remote access off');
+      // Tailnet callers already connected through the proxy (a phone's WebSocket) are cut off too.
+      const closed = this.deps.listener.closeForwarded();
+      this.deps.logger.info({ mode: this.listenerMode, closed }, 'remote access off');
       this.announce();
       return this.status();
     });

@@ -48,6 +48,10 @@ export class HttpListener implements ListenerPort {
   private readonly webSockets = new Map<Socket, ClosableSocket>();
   /** The response each connection is writing, so a caller that moved the listener still gets its answer. */
   private readonly inflight = new Map<Socket, ServerResponse>();
+  /** Connections that carried a request a local proxy forwarded (the tunnel's). */
+  private readonly forwarded = new WeakSet<Socket>();
+  /** Connections already being closed (a WebSocket in its closing handshake): not counted or closed twice. */
+  private readonly closing = new WeakSet<Socket>();
   private readonly handlers: ((addresses: ListenAddress[]) => void)[] = [];
   /** listen() calls run one after another: a rebind never overlaps another. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -67,6 +71,7 @@ export class HttpListener implements ListenerPort {
     });
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       const socket = request.socket;
+      if (isForwarded(request)) this.forwarded.add(socket);
       this.inflight.set(socket, response);
       response.once('close', () => {
         if (this.inflight.get(socket) === response) this.inflight.delete(socket);
@@ -74,6 +79,7 @@ export class HttpListener implements ListenerPort {
     });
     webSockets.on('connection', (ws, request) => {
       const socket = request.socket;
+      if (isForwarded(request)) this.forwarded.add(socket);
       this.webSockets.set(socket, ws);
       ws.once('close', () => this.webSockets.delete(socket));
     });
@@ -171,12 +177,24 @@ export class HttpListener implements ListenerPort {
     if (server?.listening) await closeListening(server);
   }
 
+  closeForwarded(): number {
+    const closed = this.closeWhere((socket) => this.forwarded.has(socket));
+    if (closed > 0) this.options.logger.info({ closed }, 'closed connections a local proxy had forwarded');
+    return closed;
+  }
+
   /** Connections whose local address no bound host covers any more are closed. */
   private closeUncovered(): void {
+    const closed = this.closeWhere((socket) => !covered(this.bound, socket.localAddress));
+    if (closed > 0) this.options.logger.info({ closed }, 'closed connections to addresses the brain no longer listens on');
+  }
+
+  private closeWhere(close: (socket: Socket) => boolean): number {
     const grace = this.options.closeGraceMs ?? 1000;
     let closed = 0;
     for (const socket of this.sockets) {
-      if (covered(this.bound, socket.localAddress)) continue;
+      if (this.closing.has(socket) || !close(socket)) continue;
+      this.closing.add(socket);
       closed++;
       const ws = this.webSockets.get(socket);
       const response = this.inflight.get(socket);
@@ -195,7 +213,7 @@ export class HttpListener implements ListenerPort {
       timer.unref();
       ws.once('close', () => clearTimeout(timer));
     }
-    if (closed > 0) this.options.logger.info({ closed }, 'closed connections to addresses the brain no longer listens on');
+    return closed;
   }
 
   private announce(): void {
@@ -209,6 +227,9 @@ export class HttpListener implements ListenerPort {
     }
   }
 }
+
+/** A request a proxy passed on: Tailscale Serve sets X-Forwarded-For on every one (docs/access.md). */
+const isForwarded = (request: IncomingMessage): boolean => request.headers['x-forwarded-for'] !== undefined || request.headers.forwarded !== undefined;
 
 const code = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
 

@@ -26,6 +26,12 @@ export interface ListenerPort {
   listen(hosts: readonly string[]): Promise<ListenAddress[]>;
   /** Called after every bind: when the http part starts and after each listen(). */
   onListening(handler: (addresses: ListenAddress[]) => void): void;
+  /**
+   * Closes the connections whose requests a proxy on this machine passed on (X-Forwarded-For or
+   * Forwarded: the Tailscale Serve tunnel's, when remote access ends), as listen() closes the ones it
+   * no longer covers. Returns how many.
+   */
+  closeForwarded(): number;
 }
 
 /** An IPv4-mapped IPv6 address (::ffff:10.0.0.2) is the IPv4 address it maps. */

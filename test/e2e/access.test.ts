@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { accessSync, constants, readFileSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { WebSocket } from 'ws';
 import type { AccessStatus } from '../../protocol/access';
 import { startBrain, SVC, tempHome, type BrainProcess } from '../helpers/brain-process';
 import { runTool } from '../helpers/external-tools';
@@ -81,9 +82,25 @@ void test('remote-up with Tailscale serves the loopback port on the tailnet, sur
   assert.deepEqual([status.mode, status.tunnel.state, status.urls[0]], ['remote', 'up', 'https://brain.tail1234.ts.net']);
   assert.equal(fake.serving(), `http://127.0.0.1:${brain.port}`);
 
+  // A tailnet caller's WebSocket arrives through Tailscale's proxy: from loopback, with X-Forwarded-For.
+  const open = async (headers: Record<string, string>): Promise<{ ws: WebSocket; closed: Promise<number> }> => {
+    const ws = new WebSocket(`ws://127.0.0.1:${brain.port}/v1/session`, ['svc.v1', `svc.bearer.${brain.token}`], { headers });
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    return { ws, closed };
+  };
+  const tailnet = await open({ 'x-forwarded-for': '100.101.102.103', 'x-forwarded-host': 'brain.tail1234.ts.net' });
+  const local = await open({});
+
   const down = await svc(brain.url, home, env, 'remote-down');
   assert.equal(down.code, 0, down.stderr);
   assert.match(down.stdout, /^mode: localhost \(/);
+  assert.equal(await tailnet.closed, 1001, "the tunnel's connection is closed when remote access ends");
+  assert.equal(local.ws.readyState, WebSocket.OPEN, 'a local one stays');
+  local.ws.close();
   assert.deepEqual(fake.calls().at(-1), ['serve', '--https=443', 'off']);
   assert.equal(fake.serving(), null);
   assert.deepEqual(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8')), { access: { mode: 'localhost', remote: false } });

@@ -40,6 +40,11 @@ class RecordingListener implements ListenerPort {
   onListening(handler: (a: ListenAddress[]) => void): void {
     this.handlers.push(handler);
   }
+  closedForwarded = 0;
+  closeForwarded(): number {
+    this.closedForwarded += 1;
+    return 0;
+  }
   /** What the http part does after the capabilities started. */
   start(): void {
     if (this.hosts.length === 0) this.hosts = [this.pinnedHost ?? '127.0.0.1'];
@@ -196,8 +201,10 @@ void test('remote-up serves loopback on the tailnet; remote-down returns to the 
   await r.control.remoteUp();
   assert.equal(r.tunnel.calls.length, 1, 'already up: nothing asked of tailscale');
 
+  assert.equal(r.listener.closedForwarded, 0);
   const down = await r.control.remoteDown();
   assert.deepEqual(r.tunnel.calls.at(-1), 'unserve');
+  assert.equal(r.listener.closedForwarded, 1, 'the tunnel\'s open connections are closed');
   assert.equal(down.mode, 'lan');
   assert.equal(down.tunnel.state, 'off');
   assert.deepEqual(r.settings(), { access: { mode: 'lan', remote: false } });

@@ -123,6 +123,34 @@ void test('the request that moves the listener off its own address still gets it
   assert.equal(await get('::1', port), 'ECONNREFUSED');
 });
 
+void test('closeForwarded closes the connections a local proxy forwarded and keeps the others', async (t) => {
+  const { listener } = rig(t, ['127.0.0.1']);
+  await listener.start();
+  const port = listener.addresses()[0]!.port;
+  const direct = await openWebSocket('127.0.0.1', port);
+  const proxied = new WebSocket(`ws://127.0.0.1:${port}/`, { headers: { 'x-forwarded-for': '100.101.102.103' } });
+  const proxiedClosed = new Promise<number>((resolve) => proxied.on('close', (code) => resolve(code)));
+  await new Promise((resolve) => proxied.once('open', resolve));
+  const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => keepAlive.destroy());
+  const forwardedGet = await new Promise<string>((resolve) => {
+    request(url('127.0.0.1', port), { agent: keepAlive, headers: { forwarded: 'for=100.101.102.103' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(String(res.statusCode)));
+    }).end();
+  });
+  assert.equal(forwardedGet, '200');
+  const keptAliveSocket = Object.values(keepAlive.freeSockets).flat()[0];
+  const socketClosed = new Promise((resolve) => keptAliveSocket?.once('close', resolve));
+
+  assert.equal(listener.closeForwarded(), 2);
+  assert.equal(await proxiedClosed, 1001);
+  await socketClosed;
+  assert.equal(direct.ws.readyState, WebSocket.OPEN, 'a direct connection stays');
+  direct.ws.close();
+  assert.equal(listener.closeForwarded(), 0);
+});
+
 void test('a host that cannot be bound is refused and the previous hosts answer again', async (t) => {
   const { listener } = rig(t, ['127.0.0.1']);
   await listener.start();
