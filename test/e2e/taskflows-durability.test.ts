@@ -1,10 +1,12 @@
 // TaskFlows durability on the built brain (issue 12, docs/taskflows.md "Durability"): kill -9 at random
-// moments — and at the moment an effectful step is seen running — over flows that mix read-only steps
+// moments — and at the moment an effectful step is seen running, some just after its flow was
+// cancelled or paused — over flows that mix read-only steps
 // (list_directory, read_file, wait, a prompt without tools, branches) with effectful ones (run_command
 // appending its own tag to a log outside the brain). After every restart and at the end: no flow is lost,
 // no tag is in the log twice, a step whose effect may have happened is succeeded or unknown (never
-// pending, never re-run), a flow with an unknown step waits for "retry or skip", and every timeline is a
-// chain of allowed transitions. A person's decision (retry when the tag is not in the log, else skip)
+// pending, never re-run), a flow with an unknown step waits for "retry or skip" (a resume without a
+// decision is refused), a cancelled flow keeps no running step, and every timeline is a chain of
+// allowed transitions. A person's decision (retry when the tag is not in the log, else skip)
 // then brings every flow to completed with every effect exactly once. Also: a wait whose deadline passed
 // while the brain was down fires exactly once after start-up; with taskflows.max_running 2, never more
 // than 2 flows run at once. Set SVC_TEST_SEED to repeat a run's random moments.
@@ -78,7 +80,7 @@ function counts(rig: FlowsBrain): Map<string, number> {
  * happened is succeeded, unknown, or skipped by a person after unknown; a crash re-ran only read-only
  * steps and marked only effectful ones unknown; nothing failed; a waiting flow waits for a reason.
  */
-async function check(rig: FlowsBrain, ids: readonly string[]): Promise<Taskflow[]> {
+async function check(rig: FlowsBrain, ids: readonly string[], cancelled: ReadonlySet<string>): Promise<Taskflow[]> {
   // The brain runs on while the flows are read: the log is read before them (a step pending then had
   // not run) and after them (a step succeeded by then had run).
   const before = counts(rig);
@@ -88,7 +90,8 @@ async function check(rig: FlowsBrain, ids: readonly string[]): Promise<Taskflow[
   for (const [tag, n] of ran) assert.ok(n <= 1, `${tag} ran ${n} times`);
   for (const flow of flows) {
     assertTimeline(flow);
-    assert.ok(flow.status !== 'failed' && flow.status !== 'cancelled', `${flow.id} ${flow.status}: ${flow.error} ${JSON.stringify(flow.history.at(-1))}`);
+    const ended = flow.status === 'cancelled';
+    assert.ok(flow.status !== 'failed' && (!ended || cancelled.has(flow.id)), `${flow.id} ${flow.status}: ${flow.error} ${JSON.stringify(flow.history.at(-1))}`);
     for (const step of flow.steps) {
       const tag = tagOf(step);
       const where = `${flow.id} step ${step.index} (${tag ?? step.type}, ${step.status})`;
@@ -102,15 +105,21 @@ async function check(rig: FlowsBrain, ids: readonly string[]): Promise<Taskflow[
       else if (step.status === 'pending') assert.equal(before.get(tag) ?? 0, 0, `${where}: pending, so its effect had not happened`);
       else if (step.status === 'skipped') assert.ok(n === 1 && step.history.some((h) => h.from === 'unknown' && h.to === 'skipped'), `${where}: skipped only by a person, after unknown, when its effect was in the log`);
       else if (step.status === 'running') assert.ok(flow.status === 'running' && flow.current_step === step.index, `${where}: running in this brain now`);
+      else if (step.status === 'unknown' && ended) assert.ok(step.history.at(-1)!.reason.length > 0, `${where}: a step of a cancelled flow the crash interrupted`);
       else if (step.status === 'unknown') {
         assert.equal(flow.status, 'waiting', `${where}: its flow waits`);
         assert.equal(flow.current_step, step.index, `${where}: at this step`);
-        assert.match(flow.history.at(-1)!.reason, /retry or skip/, `${where}: the flow says what it waits for`);
+        assert.equal(flow.wait_until, null, `${where}: for a person, not for a time`);
+        // A flow paused before the crash was waiting already: its timeline keeps the pause as the last
+        // flow transition (the same status adds no row), and the step's own history says why.
+        if (flow.history.at(-1)!.reason.startsWith('paused')) assert.match(step.history.at(-1)!.reason, /unknown/, `${where}: the step says why`);
+        else assert.match(flow.history.at(-1)!.reason, /retry or skip/, `${where}: the flow says what it waits for`);
       } else assert.fail(`${where}: ${step.error}`);
     }
     if (flow.status === 'waiting') {
       const current = flow.steps[flow.current_step!]!;
-      assert.ok(current.status === 'unknown' || (current.type === 'wait' && current.status === 'waiting' && flow.wait_until !== null), `${flow.id} waits without a reason: ${JSON.stringify(flow.history.at(-1))}`);
+      const paused = flow.history.at(-1)!.reason === 'paused until resumed';
+      assert.ok(paused || current.status === 'unknown' || (current.type === 'wait' && current.status === 'waiting' && flow.wait_until !== null), `${flow.id} waits without a reason: ${JSON.stringify(flow.history.at(-1))}`);
     }
   }
   return flows;
@@ -120,8 +129,17 @@ async function check(rig: FlowsBrain, ids: readonly string[]): Promise<Taskflow[
 async function decide(rig: FlowsBrain, flows: readonly Taskflow[], tally: Tally): Promise<void> {
   for (const flow of flows) {
     const step = flow.current_step === null ? undefined : flow.steps[flow.current_step];
+    if (flow.status === 'waiting' && step?.status !== 'unknown' && flow.history.at(-1)!.reason === 'paused until resumed') {
+      const r = await call<Taskflow>(rig.brain, 'POST', `/api/taskflows/${flow.id}/resume`, {});
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      continue;
+    }
     if (flow.status !== 'waiting' || step?.status !== 'unknown') continue;
     tally.unknown++;
+    // A resume without a decision is refused: a person has to choose.
+    const refused = await call<{ error: { code: string; message: string } }>(rig.brain, 'POST', `/api/taskflows/${flow.id}/resume`, {});
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.match(refused.body.error.message, /retry .*skip/);
     const decision = rig.ran(tagOf(step)!) === 0 ? 'retry' : 'skip';
     tally[decision === 'retry' ? 'retried' : 'skipped']++;
     const r = await call<Taskflow>(rig.brain, 'POST', `/api/taskflows/${flow.id}/resume`, { decision });
@@ -130,17 +148,17 @@ async function decide(rig: FlowsBrain, flows: readonly Taskflow[], tally: Tally)
   }
 }
 
-/** Polls until some flow runs an effectful step (then the kill lands mid-effect); false when none did. */
-async function untilEffectRuns(rig: FlowsBrain): Promise<boolean> {
+/** Polls until some flow runs an effectful step (then the kill lands mid-effect): its id, or null when none did. */
+async function untilEffectRuns(rig: FlowsBrain): Promise<string | null> {
   for (let i = 0; i < MAX_POLLS / 10; i++) {
     for (const summary of (await listFlows(rig.brain, 'running')).taskflows) {
       const flow = await getFlow(rig.brain, summary.id);
       const step = flow.current_step === null ? undefined : flow.steps[flow.current_step];
-      if (step && step.status === 'running' && tagOf(step) !== null) return true;
+      if (step && step.status === 'running' && tagOf(step) !== null) return flow.id;
     }
     await sleep(POLL_MS);
   }
-  return false;
+  return null;
 }
 
 void test(`kill -9 at ${TRIALS} random moments: no effect runs twice, no flow is lost, every timeline holds`, { timeout: 170_000 }, async (t) => {
@@ -150,41 +168,53 @@ void test(`kill -9 at ${TRIALS} random moments: no effect runs twice, no flow is
   const rig = await flowsBrain(t);
   const ids: string[] = [];
   const tally: Tally = { unknown: 0, retried: 0, skipped: 0, rerun: 0 };
+  const cancelled = new Set<string>();
   let midEffect = 0;
+  let paused = 0;
   for (let trial = 0; trial < TRIALS; trial++) {
     for (let k = 0; k < 2; k++) ids.push((await createFlow(rig.brain, mixedFlow(rig, ids.length, rnd))).id);
-    // Odd trials: the moment an effect is seen running. Even ones: anywhere within 0.7 s.
-    if (trial % 2 === 1 && (await untilEffectRuns(rig))) midEffect++;
-    else await sleep(Math.floor(rnd() * 700));
+    // Odd trials: the moment an effect is seen running, and every third of those the flow is cancelled
+    // or paused just before the kill (its step still running). Even ones: anywhere within 0.7 s.
+    const busy = trial % 2 === 1 ? await untilEffectRuns(rig) : null;
+    if (busy !== null) {
+      midEffect++;
+      const what = trial % 6;
+      const r = what === 1 ? await call<Taskflow>(rig.brain, 'POST', `/api/taskflows/${busy}/cancel`, { reason: 'a kill test' }) : what === 3 ? await call<Taskflow>(rig.brain, 'POST', `/api/taskflows/${busy}/wait`, {}) : null;
+      if (r !== null) assert.equal(r.status, 200, JSON.stringify(r.body));
+      if (what === 1) cancelled.add(busy);
+      if (what === 3) paused++;
+    } else await sleep(Math.floor(rnd() * 700));
     await rig.crash();
-    await decide(rig, await check(rig, ids), tally);
+    const flows = await check(rig, ids, cancelled);
+    for (const id of cancelled) assert.ok(!flows.find((f) => f.id === id)!.steps.some((s) => s.status === 'running'), `${id}: cancelled, no step of it runs after a restart`);
+    await decide(rig, flows, tally);
   }
 
   let flows: Taskflow[] = [];
   for (let i = 0; i < MAX_POLLS; i++) {
-    flows = await check(rig, ids);
-    if (flows.every((f) => f.status === 'completed')) break;
+    flows = await check(rig, ids, cancelled);
+    if (flows.every((f) => f.status === (cancelled.has(f.id) ? 'cancelled' : 'completed'))) break;
     await decide(rig, flows, tally);
     await sleep(POLL_MS * 5);
   }
   assert.deepEqual(
-    flows.filter((f) => f.status !== 'completed').map((f) => [f.id, f.status, f.history.at(-1)!.reason]),
+    flows.filter((f) => f.status !== (cancelled.has(f.id) ? 'cancelled' : 'completed')).map((f) => [f.id, f.status, f.history.at(-1)!.reason]),
     [],
-    'every flow ends completed',
+    'every flow ends completed, or cancelled when it was',
   );
   const ran = counts(rig);
   for (const flow of flows) {
     for (const step of flow.steps) {
       const tag = tagOf(step);
-      if (tag !== null) assert.equal(ran.get(tag), 1, `${flow.id} step ${step.index}: ${tag} ran exactly once`);
+      if (tag !== null && !cancelled.has(flow.id)) assert.equal(ran.get(tag), 1, `${flow.id} step ${step.index}: ${tag} ran exactly once`);
       tally.rerun += step.history.filter((h) => h.from === 'running' && h.to === 'pending').length;
     }
-    assert.equal(flow.steps[6]!.status, 'skipped', 'the branch jumped over step 6');
+    if (!cancelled.has(flow.id)) assert.equal(flow.steps[6]!.status, 'skipped', 'the branch jumped over step 6');
   }
-  assert.equal(ran.size, ids.length * 4, 'no effect the flows did not ask for');
+  assert.ok([...ran.keys()].every((tag) => flows.some((f) => f.steps.some((s) => tagOf(s) === tag))), 'no effect the flows did not ask for');
   assert.ok(mostRunning(flows) <= 4, `at most taskflows.max_running (4) ran at once, across every restart: ${mostRunning(flows)}`);
   assert.ok(tally.unknown >= 1, `some kill landed while an effect ran: ${JSON.stringify(tally)}`);
-  t.diagnostic(`${ids.length} flows, ${TRIALS} kills (${midEffect} mid-effect): ${JSON.stringify(tally)}`);
+  t.diagnostic(`${ids.length} flows, ${TRIALS} kills (${midEffect} mid-effect, ${cancelled.size} of them just after a cancel, ${paused} after a pause): ${JSON.stringify(tally)}`);
 });
 
 void test('a wait whose deadline passed while the brain was down fires exactly once after start-up', async (t) => {
