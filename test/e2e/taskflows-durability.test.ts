@@ -7,7 +7,7 @@
 // pending, never re-run), a flow with an unknown step waits for "retry or skip" (a resume without a
 // decision is refused), a cancelled flow keeps no running step, and every timeline is a chain of
 // allowed transitions. A person's decision (retry when the tag is not in the log, else skip)
-// then brings every flow to completed with every effect exactly once. Also: a wait whose deadline passed
+// then brings every flow to completed (a cancelled one stays cancelled) with every effect exactly once. Also: a wait whose deadline passed
 // while the brain was down fires exactly once after start-up; with taskflows.max_running 2, never more
 // than 2 flows run at once. Set SVC_TEST_SEED to repeat a run's random moments.
 import { test } from 'node:test';
