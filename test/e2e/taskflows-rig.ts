@@ -41,8 +41,16 @@ export async function flowsBrain(t: { after(fn: () => unknown): void }, settings
   writeFileSync(join(work, 'readme.txt'), 'plants: water on Sundays\n');
   const log = join(outside, 'effects.log');
   writeFileSync(join(home, 'settings.json'), JSON.stringify({ approvals: { tools: { run_command: 'auto' } }, ...settings }));
+  let started: BrainProcess | null = null;
+  // Registered before the first start, so a brain that fails to start leaves no folders behind.
+  t.after(async () => {
+    await started?.kill();
+    await killEffects(log);
+    rmSync(home, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
   const rig: FlowsBrain = {
-    brain: await startBrain({ home }),
+    brain: (started = await startBrain({ home })),
     home,
     work,
     log,
@@ -51,7 +59,7 @@ export async function flowsBrain(t: { after(fn: () => unknown): void }, settings
       await killEffects(log);
     },
     start: async () => {
-      rig.brain = await startBrain({ home });
+      rig.brain = started = await startBrain({ home });
     },
     crash: async () => {
       await rig.kill();
@@ -59,16 +67,10 @@ export async function flowsBrain(t: { after(fn: () => unknown): void }, settings
     },
     restart: async () => {
       assert.equal(await rig.brain.stop('SIGTERM'), 0, 'a clean stop');
-      rig.brain = await startBrain({ home });
+      rig.brain = started = await startBrain({ home });
     },
     ran: (tag) => effectLines(log).filter((l) => l === tag).length,
   };
-  t.after(async () => {
-    await rig.brain.kill();
-    await killEffects(log);
-    rmSync(home, { recursive: true, force: true });
-    rmSync(outside, { recursive: true, force: true });
-  });
   const granted = await rig.brain.api('/api/grants', { method: 'POST', body: JSON.stringify({ path: work, write: true }) });
   assert.equal(granted.status, 201, await granted.text());
   return rig;
