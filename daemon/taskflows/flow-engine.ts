@@ -242,9 +242,33 @@ export class TaskflowEngine {
         await this.change(flow, { flow: { to: 'completed', reason: `all ${steps.length} steps done` } });
         return;
       }
-      if ((await this.runStep(flow, steps, steps[index]!, signal)) === 'stop') return;
+      const step = steps[index]!;
+      // Only a pending step starts; anything else at the current index (a decision still owed, a step
+      // already done) is settled here, so a flow is never left running on a step nothing will run.
+      if (step.status !== 'pending') {
+        if ((await this.settleCurrent(flow, step)) === 'stop') return;
+        continue;
+      }
+      if ((await this.runStep(flow, steps, step, signal)) === 'stop') return;
     }
     this.deps.logger.error({ flow_id: id }, 'a taskflow ran more steps in one go than the brain allows; it was left running');
+  }
+
+  /** The current step is not pending: move past a finished one, stop for one that needs a person or an outside event. */
+  private async settleCurrent(flow: FlowRow, step: StepRow): Promise<Outcome> {
+    if (step.status === 'succeeded' || step.status === 'skipped') {
+      return (await this.change(flow, { flow: { reason: 'step already done', set: { current_step: step.index + 1 } } })) ? 'next' : 'stop';
+    }
+    if (step.status === 'failed') {
+      await this.change(flow, { flow: { to: 'failed', reason: `step ${step.index} (${step.type}) failed`, set: { error: `step ${step.index}: ${step.error ?? 'failed'}` } } });
+      return 'stop';
+    }
+    const reason =
+      step.status === 'unknown'
+        ? `step ${step.index} (${step.type}) is unknown: resume with retry or skip`
+        : `step ${step.index} (${step.type}) is ${step.status}${step.approval_request_id ? `: waiting for approval request ${step.approval_request_id}` : ''}`;
+    await this.change(flow, { flow: { to: 'waiting', reason, set: { wait_until: step.status === 'waiting' ? step.wait_until : null } } });
+    return 'stop';
   }
 
   /** Runs one step: marks it running (durably), acts, records the outcome. */

@@ -301,3 +301,21 @@ void test('bad flows are refused with the step index and the field', async (t) =
   assert.deepEqual(bad.details, { field: 'schedule' });
   assert.equal(rig.store.list({ limit: 100 }).count, 0, 'nothing was stored');
 });
+
+void test('a queued flow whose current step is not pending is settled, never left running: done steps are passed, an unknown one waits for a decision', async (t) => {
+  const rig = await engineRig(t);
+  await rig.engine.stop();
+  const id = await rig.store.insert({ title: 'odd', session_id: 'dashboard', steps: [{ type: 'tool', tool: 'read_temp' }, { type: 'tool', tool: 'append_line', args: { line: 'x' } }, { type: 'tool', tool: 'append_line', args: { line: 'after' } }] }, { status: 'queued', waitUntil: null, reason: 'created' });
+  await rig.store.apply(id, { steps: [{ index: 0, to: 'running', reason: 'r' }] });
+  await rig.store.apply(id, { steps: [{ index: 0, to: 'succeeded', reason: 's' }, { index: 1, to: 'running', reason: 'r' }] });
+  await rig.store.apply(id, { steps: [{ index: 1, to: 'unknown', reason: 'u' }] });
+  await rig.restart();
+  const waiting = await rig.until(id, 'waiting');
+  assert.equal(waiting.current_step, 1);
+  assert.match(waiting.history.at(-1)!.reason, /step 1 \(tool\) is unknown: resume with retry or skip/);
+  await rig.engine.resume(id, 'skip');
+  const done = await rig.until(id, 'completed');
+  assert.deepEqual(done.steps.map((s) => s.status), ['succeeded', 'skipped', 'succeeded']);
+  assert.deepEqual(rig.lines(), ['after']);
+  consistent(done);
+});
