@@ -7,81 +7,18 @@
 // WebSocket (1001). Needs root for `ip netns`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
-import { BRAIN_ENV, BRAIN_NODE_FLAGS } from '../../cli/brain-runtime';
 import type { AccessStatus } from '../../protocol/access';
 import { SVC } from '../helpers/brain-process';
 import { isRoot, runTool, runToolOk } from '../helpers/external-tools';
+import { createVethNamespace, deleteNamespace, startBrainInNamespace, vethPlan } from '../helpers/netns';
 
-const N = (process.pid % 200) + 20;
-const NS = `svc-access-${process.pid}`;
-const HOST_IF = `svca${process.pid}h`;
-const NS_IF = `svca${process.pid}n`;
-const HOST_V4 = `10.232.${N}.1`;
-const BRAIN_V4 = `10.232.${N}.2`;
-const HOST_V6 = `fd32:232:${N}::1`;
-const BRAIN_V6 = `fd32:232:${N}::2`;
-
-async function createNamespace(): Promise<void> {
-  const taken = (await runToolOk('ip', ['-o', 'addr'])).stdout;
-  assert.ok(!taken.includes(`10.232.${N}.`) && !taken.includes(`fd32:232:${N}:`), `test subnet 10.232.${N}.0/30 is already in use here:\n${taken}`);
-  await runTool('ip', ['netns', 'del', NS]); // a namespace left by a killed run with the same pid
-  const steps: string[][] = [
-    ['netns', 'add', NS],
-    ['link', 'add', HOST_IF, 'type', 'veth', 'peer', 'name', NS_IF],
-    ['link', 'set', NS_IF, 'netns', NS],
-    ['addr', 'add', `${HOST_V4}/30`, 'dev', HOST_IF],
-    ['addr', 'add', `${HOST_V6}/64`, 'dev', HOST_IF, 'nodad'],
-    ['link', 'set', HOST_IF, 'up'],
-    ['-n', NS, 'addr', 'add', `${BRAIN_V4}/30`, 'dev', NS_IF],
-    ['-n', NS, 'addr', 'add', `${BRAIN_V6}/64`, 'dev', NS_IF, 'nodad'],
-    ['-n', NS, 'link', 'set', NS_IF, 'up'],
-    ['-n', NS, 'link', 'set', 'lo', 'up'],
-  ];
-  for (const args of steps) await runToolOk('ip', args);
-}
-
-interface NamespacedBrain {
-  port: number;
-  stop(): Promise<void>;
-}
-
-/** dist/svc.mjs serve inside the namespace (no --host: the access mode decides), port from its log line. */
-async function startBrainInNamespace(home: string): Promise<NamespacedBrain> {
-  const child = spawn('ip', ['netns', 'exec', NS, process.execPath, ...BRAIN_NODE_FLAGS, SVC, 'serve', '--port', '0'], {
-    env: { ...process.env, ...BRAIN_ENV, SVC_HOME: home, SVC_LOG_LEVEL: 'info', SVC_API_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  };
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`brain did not listen within 15 s\n${output}`)), 15_000);
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        output += `${line}\n`;
-        const m = /"msg":"svc brain listening on http:\/\/[^"]*:(\d+)"/.exec(line);
-        if (!m) return;
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      });
-      void exited.then(() => reject(new Error(`brain exited before listening\n${output}`)));
-    });
-    return { port, stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-}
+const NET = vethPlan('access', 232);
+const { ns: NS } = NET;
+const [BRAIN_V4, BRAIN_V6] = [NET.nsV4, NET.nsV6];
 
 /** `svc access <action>` run inside the namespace against the brain's loopback address. */
 function svcAccess(home: string, port: number, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -103,12 +40,12 @@ async function fromOutside(url: string, headers: Record<string, string> = {}): P
 const outside = (port: number): string[] => [`http://${BRAIN_V4}:${port}`, `http://[${BRAIN_V6}]:${port}`];
 
 void test('svc access lan and localhost move the brain on and off the network without a restart; lan survives a restart', { skip: isRoot() ? false : 'needs root to create a network namespace (ip netns add); CI runs as root' }, async (t) => {
-  t.after(() => runTool('ip', ['netns', 'del', NS]));
-  await createNamespace();
+  t.after(() => deleteNamespace(NET));
+  await createVethNamespace(NET);
   const home = mkdtempSync(join(tmpdir(), 'svc-access-netns-'));
   t.after(() => rmSync(home, { recursive: true, force: true }));
 
-  let brain = await startBrainInNamespace(home);
+  let brain = await startBrainInNamespace(NS, { home });
   t.after(() => brain.stop());
   const token = readFileSync(join(home, 'api-token'), 'utf8').trim();
   const auth = { authorization: `Bearer ${token}` };
@@ -133,7 +70,7 @@ void test('svc access lan and localhost move the brain on and off the network wi
 
   // A restart keeps lan (a new port: the test asks for an ephemeral one).
   await brain.stop();
-  brain = await startBrainInNamespace(home);
+  brain = await startBrainInNamespace(NS, { home });
   for (const base of outside(brain.port)) assert.equal(await fromOutside(`${base}/health`), 200, `${base} after a restart`);
 
   // An open WebSocket from the LAN side is told the brain went away when the mode goes back to localhost.

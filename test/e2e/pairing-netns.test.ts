@@ -7,80 +7,26 @@
 // Needs root for `ip netns`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
-import { BRAIN_ENV, BRAIN_NODE_FLAGS } from '../../cli/brain-runtime';
 import { parsePairUrl } from '../../mesh/pair-payload';
 import type { CompletePairResponse } from '../../protocol/pairing';
 import { SVC } from '../helpers/brain-process';
 import { isRoot, runTool, runToolOk } from '../helpers/external-tools';
+import { createVethNamespace, deleteNamespace, startBrainInNamespace, vethPlan } from '../helpers/netns';
 
-const N = (process.pid % 200) + 20;
-const NS = `svc-pair-${process.pid}`;
-const HOST_IF = `svcp${process.pid}h`;
-const NS_IF = `svcp${process.pid}n`;
-const HOST_V4 = `10.234.${N}.1`;
-const BRAIN_V4 = `10.234.${N}.2`;
-
-async function createNamespace(): Promise<void> {
-  const taken = (await runToolOk('ip', ['-o', 'addr'])).stdout;
-  assert.ok(!taken.includes(`10.234.${N}.`), `test subnet 10.234.${N}.0/30 is already in use here:\n${taken}`);
-  await runTool('ip', ['netns', 'del', NS]); // a namespace left by a killed run with the same pid
-  const steps: string[][] = [
-    ['netns', 'add', NS],
-    ['link', 'add', HOST_IF, 'type', 'veth', 'peer', 'name', NS_IF],
-    ['link', 'set', NS_IF, 'netns', NS],
-    ['addr', 'add', `${HOST_V4}/30`, 'dev', HOST_IF],
-    ['link', 'set', HOST_IF, 'up'],
-    ['-n', NS, 'addr', 'add', `${BRAIN_V4}/30`, 'dev', NS_IF],
-    ['-n', NS, 'link', 'set', NS_IF, 'up'],
-    ['-n', NS, 'link', 'set', 'lo', 'up'],
-  ];
-  for (const args of steps) await runToolOk('ip', args);
-}
-
-/** dist/svc.mjs serve inside the namespace; resolves with its port once it listens. */
-async function startBrainInNamespace(home: string): Promise<{ port: number; stop(): Promise<void> }> {
-  const child = spawn('ip', ['netns', 'exec', NS, process.execPath, ...BRAIN_NODE_FLAGS, SVC, 'serve', '--port', '0'], {
-    env: { ...process.env, ...BRAIN_ENV, SVC_HOME: home, SVC_LOG_LEVEL: 'info', SVC_API_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  };
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`brain did not listen within 15 s\n${output}`)), 15_000);
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        output += `${line}\n`;
-        const m = /"msg":"svc brain listening on http:\/\/[^"]*:(\d+)"/.exec(line);
-        if (!m) return;
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      });
-      void exited.then(() => reject(new Error(`brain exited before listening\n${output}`)));
-    });
-    return { port, stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-}
+const NET = vethPlan('pair', 234);
+const { ns: NS } = NET;
+const BRAIN_V4 = NET.nsV4;
 
 void test('QR from another namespace: PNG → zbarimg → complete from its URL → the device key opens a session and is 403 on admin routes; revoke closes it', { skip: isRoot() ? false : 'needs root to create a network namespace (ip netns add); CI runs as root', timeout: 90_000 }, async (t) => {
-  t.after(() => runTool('ip', ['netns', 'del', NS]));
-  await createNamespace();
+  t.after(() => deleteNamespace(NET));
+  await createVethNamespace(NET);
   const home = mkdtempSync(join(tmpdir(), 'svc-pair-netns-'));
   t.after(() => rmSync(home, { recursive: true, force: true }));
-  const brain = await startBrainInNamespace(home);
+  const brain = await startBrainInNamespace(NS, { home });
   t.after(() => brain.stop());
   const lan = await runTool('ip', ['netns', 'exec', NS, process.execPath, SVC, '--url', `http://127.0.0.1:${brain.port}`, 'access', 'lan'], { env: { ...process.env, SVC_HOME: home, SVC_API_TOKEN: '' } });
   assert.equal(lan.code, 0, lan.stderr);
