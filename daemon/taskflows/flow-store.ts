@@ -375,8 +375,11 @@ export class FlowStore {
 
   /** Removes finished flows last changed before `before` (epoch seconds); returns how many. */
   async prune(before: number): Promise<number> {
+    const due = "SELECT id FROM taskflows WHERE status IN ('completed', 'failed', 'cancelled') AND updated_at < ? LIMIT 1000";
+    // A read first: a write transaction costs a durable commit (fsyncs), at every start of the brain.
+    if (this.store.get<{ id: string }>(due, [before]) === undefined) return 0;
     return this.store.write((db) => {
-      const ids = db.all<{ id: string }>("SELECT id FROM taskflows WHERE status IN ('completed', 'failed', 'cancelled') AND updated_at < ? LIMIT 1000", [before]).map((r) => r.id);
+      const ids = db.all<{ id: string }>(due, [before]).map((r) => r.id);
       for (const id of ids) {
         db.run('DELETE FROM taskflow_transitions WHERE flow_id = ?', [id]);
         db.run('DELETE FROM taskflow_steps WHERE flow_id = ?', [id]);

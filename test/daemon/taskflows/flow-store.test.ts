@@ -298,7 +298,13 @@ void test('prune: finished flows last changed before the cut go with their steps
   for (const table of ['taskflow_steps', 'taskflow_transitions']) {
     assert.equal(r.sqlite.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE flow_id IN (?, ?)`, [old, oldFailed])!.n, 0, table);
   }
+  // Nothing due: no write transaction at all (the engine prunes at every start; a commit costs fsyncs).
+  r.failOn.sql = 'DELETE';
   assert.equal(await r.flows.prune(cut), 0);
+  const writes = { n: 0 };
+  const counting = new FlowStore({ get: (sql, params) => r.sqlite.get(sql, params), all: (sql, params) => r.sqlite.all(sql, params), run: (sql, params) => r.sqlite.run(sql, params), migrate: () => undefined, close: () => undefined, path: r.sqlite.path, write: (fn) => (writes.n++, r.sqlite.write(fn)) }, { now: () => r.clock.ms });
+  assert.equal(await counting.prune(cut), 0);
+  assert.equal(writes.n, 0);
 });
 
 void test('list filters by status and session, counts all matches whatever the limit, newest first; ids are oldest first', async (t) => {
