@@ -1,0 +1,120 @@
+// What a node-agent command line means (docs/node-agent.md). Pure: main.ts hands it argv and gets a
+// plain value back, so every option and every refusal is tested without a process.
+//   node-agent [run]                 the hardware link (issue 14; today: says it is not available)
+//   node-agent pair [--brain URL] [--node-id ID] [--name NAME] [--key-dir DIR] [--timeout SECONDS]
+import { NAME_MAX, NODE_ID_PATTERN } from '../protocol/pairing';
+
+export interface PairOptions {
+  brain?: string;
+  nodeId?: string;
+  name?: string;
+  keyDir?: string;
+  timeoutSeconds: number;
+}
+
+export type AgentCommand = { kind: 'run' } | { kind: 'help' } | { kind: 'pair'; options: PairOptions } | { kind: 'usage'; message: string };
+
+/** How long `pair` waits for the claim by default: a code's whole life on the brain (10 minutes). */
+export const DEFAULT_PAIR_TIMEOUT_S = 600;
+/** The longest --timeout: one day (a code lives 10 minutes; a node may announce again after a restart of the brain). */
+export const MAX_PAIR_TIMEOUT_S = 86_400;
+
+export const USAGE = `usage: node-agent [run]
+       node-agent pair [--brain URL] [--node-id ID] [--name NAME] [--key-dir DIR] [--timeout SECONDS]
+
+  run       connect this board to the brain (the hardware link; not in this version)
+  pair      show a 6-digit code, wait until it is claimed with \`svc pair code NNNNNN\`, keep the node key
+            --brain URL      the brain (default $SVC_BRAIN_URL, else found over mDNS)
+            --node-id ID     this node's id (default the host name) [A-Za-z0-9._:-]{1,128}
+            --name NAME      a name for the node on the brain (default the node id)
+            --key-dir DIR    where node keys are kept (default $SVC_NODE_KEY_DIR or ~/.config/svc-node/keys)
+            --timeout SECS   give up after this long (default ${DEFAULT_PAIR_TIMEOUT_S})
+`;
+
+const NODE_ID = new RegExp(NODE_ID_PATTERN);
+const PAIR_FLAGS = new Set(['brain', 'node-id', 'name', 'key-dir', 'timeout']);
+
+/** A node id as node-protocol.md allows it, or the reason it is not one. */
+export function checkNodeId(id: string): string | undefined {
+  return NODE_ID.test(id) ? undefined : `node id "${id.slice(0, 40)}" is not [A-Za-z0-9._:-]{1,128}`;
+}
+
+/** A brain URL: http or https, no credentials, query or fragment; returned without a trailing slash. */
+export function parseBrainUrl(input: string): { url: string } | { problem: string } {
+  let u: URL;
+  try {
+    u = new URL(input);
+  } catch (err) {
+    if (err instanceof TypeError) return { problem: `"${input.slice(0, 80)}" is not a URL (give http://host:port)` };
+    throw err;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { problem: `"${input.slice(0, 80)}" is not an http:// or https:// URL` };
+  if (u.username !== '' || u.password !== '' || u.search !== '' || u.hash !== '') return { problem: `"${input.slice(0, 80)}": give the brain's address only (no user, query or fragment)` };
+  return { url: `${u.origin}${u.pathname.replace(/\/+$/, '')}` };
+}
+
+function checkName(name: string): string | undefined {
+  if (name.trim() === '' || name.length > NAME_MAX || /\p{Cc}/u.test(name)) return `--name must be 1-${NAME_MAX} printable characters`;
+  return undefined;
+}
+
+function pairOptions(values: ReadonlyMap<string, string>): PairOptions | string {
+  const options: PairOptions = { timeoutSeconds: DEFAULT_PAIR_TIMEOUT_S };
+  const brain = values.get('brain');
+  if (brain !== undefined) {
+    const parsed = parseBrainUrl(brain);
+    if ('problem' in parsed) return `--brain ${parsed.problem}`;
+    options.brain = parsed.url;
+  }
+  const nodeId = values.get('node-id');
+  if (nodeId !== undefined) {
+    const problem = checkNodeId(nodeId);
+    if (problem !== undefined) return `--node-id: ${problem}`;
+    options.nodeId = nodeId;
+  }
+  const name = values.get('name');
+  if (name !== undefined) {
+    const problem = checkName(name);
+    if (problem !== undefined) return problem;
+    options.name = name;
+  }
+  const keyDir = values.get('key-dir');
+  if (keyDir !== undefined) {
+    if (keyDir === '' || keyDir.includes('\0')) return '--key-dir needs a directory';
+    options.keyDir = keyDir;
+  }
+  const timeout = values.get('timeout');
+  if (timeout !== undefined) {
+    if (!/^\d{1,6}$/.test(timeout) || Number(timeout) < 1 || Number(timeout) > MAX_PAIR_TIMEOUT_S) return `--timeout ${timeout.slice(0, 20)}: expected whole seconds, 1-${MAX_PAIR_TIMEOUT_S}`;
+    options.timeoutSeconds = Number(timeout);
+  }
+  return options;
+}
+
+/** Reads `--flag value` and `--flag=value` pairs; the first problem wins. */
+function readFlags(args: readonly string[]): Map<string, string> | string {
+  const values = new Map<string, string>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (!a.startsWith('--')) return `unexpected argument "${a.slice(0, 40)}"`;
+    const eq = a.indexOf('=');
+    const name = a.slice(2, eq < 0 ? undefined : eq);
+    if (!PAIR_FLAGS.has(name)) return `unknown option --${name.slice(0, 40)}`;
+    if (values.has(name)) return `--${name} given twice`;
+    const value = eq < 0 ? args[++i] : a.slice(eq + 1);
+    if (value === undefined) return `--${name} needs a value`;
+    values.set(name, value);
+  }
+  return values;
+}
+
+export function parseAgentArgs(args: readonly string[]): AgentCommand {
+  if (args.some((a) => a === '-h' || a === '--help' || a === 'help')) return { kind: 'help' };
+  const [command, ...rest] = args;
+  if (command === undefined || command === 'run') return rest.length === 0 ? { kind: 'run' } : { kind: 'usage', message: `run takes no arguments (got "${rest[0]!.slice(0, 40)}")` };
+  if (command !== 'pair') return { kind: 'usage', message: `unknown command "${command.slice(0, 40)}" (commands: run, pair)` };
+  const values = readFlags(rest);
+  if (typeof values === 'string') return { kind: 'usage', message: values };
+  const options = pairOptions(values);
+  return typeof options === 'string' ? { kind: 'usage', message: options } : { kind: 'pair', options };
+}
