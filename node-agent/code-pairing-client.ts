@@ -5,7 +5,8 @@
 //   - 429 waits for Retry-After (or details.retry_after_seconds) and asks again.
 //   - A status 404 means the brain forgot the code (it restarted: codes live in memory): the same code,
 //     still on the display, is announced again.
-//   - While polling, an unreachable brain or a 5xx is a note and the next poll; the first announce
+//   - While polling, an unreachable brain or a 5xx is a note and the next poll (an answer it cannot
+//     read is waited out like pending); the first announce
 //     failing that way ends the attempt at once (a wrong --brain should not wait for the timeout).
 // Every wait is bounded by the deadline, so the loop ends.
 import { AnnounceResponse, CodeStatusResponse } from '../protocol/pairing';
@@ -149,10 +150,11 @@ export async function pairByCode(deps: ClientDeps, req: PairRequest): Promise<Pa
       continue;
     }
     unreachableNoted = false;
-    if (answer.status === 200 && Value.Check(CodeStatusResponse, answer.body)) {
-      const s = answer.body;
-      if (s.status === 'paired' && s.token !== undefined) return { status: 'paired', token: s.token, deviceId: s.device_id, code };
-      if (s.status === 'expired') return { status: 'expired', code };
+    if (answer.status === 200) {
+      // A status this client does not know (a later brain's) is waited out like pending: minor versions are additive.
+      const s = Value.Check(CodeStatusResponse, answer.body) ? answer.body : undefined;
+      if (s?.status === 'paired' && s.token !== undefined) return { status: 'paired', token: s.token, deviceId: s.device_id, code };
+      if (s?.status === 'expired') return { status: 'expired', code };
       continue;
     }
     if (answer.status === 429) {

@@ -56,10 +56,10 @@ export async function readNodeKey(dir: string, nodeId: string): Promise<string |
   }
 }
 
-/** The key files in `dir` (names ending in .key, temp files left out), sorted; none when it does not exist. */
+/** The key files in `dir` (names ending in .key; temp files end in .tmp), sorted; none when it does not exist. */
 export async function listNodeKeys(dir: string): Promise<string[]> {
   try {
-    return (await readdir(dir)).filter((f) => f.endsWith('.key') && !f.startsWith('.')).sort();
+    return (await readdir(dir)).filter((f) => f.endsWith('.key')).sort();
   } catch (err) {
     if (isMissing(err)) return [];
     throw err;
