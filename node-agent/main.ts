@@ -20,6 +20,20 @@ const io = { out: process.stdout, err: process.stderr };
 /** mDNS problems (port 5353 in use, no multicast route) are worth a line; its debug chatter is not. */
 const mdnsLog = { warn: (obj: object, msg: string) => void io.err.write(`node-agent: ${msg} ${JSON.stringify(obj)}\n`), debug: () => undefined };
 
+/** Whether this board holds a node key, as one line for `run`. */
+async function pairedLine(): Promise<string> {
+  let keys: string[];
+  try {
+    keys = await listNodeKeys(keyDir);
+  } catch (err) {
+    // An unreadable key directory must not turn 69 into a failure systemd would restart in a loop.
+    if (!(err instanceof Error) || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    return `svc node-agent: cannot read the key directory ${keyDir} (${(err as NodeJS.ErrnoException).code})\n`;
+  }
+  if (keys.length === 0) return `svc node-agent: this board is not paired yet (no node key in ${keyDir}); \`node-agent pair\` pairs it\n`;
+  return `svc node-agent: this board is paired (node key${keys.length > 1 ? 's' : ''} ${keys.map((k) => join(keyDir, k)).join(', ')})\n`;
+}
+
 async function main(args: readonly string[]): Promise<number> {
   const command = parseAgentArgs(args);
   switch (command.kind) {
@@ -41,13 +55,10 @@ async function main(args: readonly string[]): Promise<number> {
         now: () => Date.now(),
         newCode: newPairCode,
       });
-    case 'run': {
-      const keys = await listNodeKeys(keyDir);
-      if (keys.length > 0) io.err.write(`svc node-agent: this board is paired (node key${keys.length > 1 ? 's' : ''} ${keys.map((k) => join(keyDir, k)).join(', ')})\n`);
-      else io.err.write(`svc node-agent: this board is not paired yet (no node key in ${keyDir}); \`node-agent pair\` pairs it\n`);
+    case 'run':
+      io.err.write(await pairedLine());
       io.err.write('svc node-agent: the hardware link is not available in this version of svc\n');
       return EX_UNAVAILABLE;
-    }
   }
 }
 

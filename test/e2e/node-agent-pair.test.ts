@@ -95,6 +95,12 @@ void test('loopback, --brain: code printed, claimed with `svc pair code`, exit 0
   assert.equal(run.code, 69);
   assert.match(run.stderr, /this board is paired \(node key .*rpi-garden\.key\)/);
   assert.match(run.stderr, /hardware link is not available/);
+  const unpaired = await runTool(process.execPath, [AGENT, 'run'], { env: boardEnv({ SVC_NODE_KEY_DIR: join(keyDir, 'none') }) });
+  assert.equal(unpaired.code, 69);
+  assert.match(unpaired.stderr, /not paired yet \(no node key in .*none\); `node-agent pair` pairs it/);
+  const unreadable = await runTool(process.execPath, [AGENT], { env: boardEnv({ SVC_NODE_KEY_DIR: keyFile }) });
+  assert.equal(unreadable.code, 69, 'an unreadable key directory still exits 69 (systemd leaves it stopped)');
+  assert.match(unreadable.stderr, /cannot read the key directory .* \(ENOTDIR\)/);
 });
 
 void test('nobody claims: the timeout ends it with exit 1 and the brain still has the code pending; unreachable brain and bad flags fail at once', { timeout: 60_000 }, async (t) => {
@@ -130,9 +136,11 @@ void test('namespaces, no --brain: the agent finds the brain (lan mode, another 
   const brain = await startBrainIn(net.brainNs, { args: ['--host', '0.0.0.0'] });
   t.after(() => brain.stop());
   const keyDir = join(scratch(t), 'keys');
+  const spawnedAt = Date.now();
   const agent = startAgent('ip', ['netns', 'exec', net.peerNs, process.execPath, AGENT, 'pair', '--node-id', 'rpi-far', '--key-dir', keyDir, '--timeout', '60'], boardEnv());
   t.after(() => agent.kill());
   const code = await agent.code;
+  t.diagnostic(`code shown ${Date.now() - spawnedAt} ms after the agent was spawned (mDNS discovery and the announce)`);
   assert.match(agent.err.join('\n'), new RegExp(`with the brain at http://${net.brainV4.replace(/\./g, '\\.')}:${brain.port} \\(mDNS: svc-`));
 
   // The person claims it on the brain's machine (the brain's namespace).
