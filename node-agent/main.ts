@@ -18,7 +18,7 @@ const env = process.env;
 const keyDir = env.SVC_NODE_KEY_DIR || join(homedir(), '.config', 'svc-node', 'keys');
 const io = { out: process.stdout, err: process.stderr };
 /** mDNS problems (port 5353 in use, no multicast route) are worth a line; its debug chatter is not. */
-const mdnsLog = { warn: (obj: object, msg: string) => void io.err.write(`node-agent: ${msg} ${JSON.stringify(obj)}\n`), debug: () => undefined };
+const mdnsLog = { warn: (obj: { err?: unknown }, msg: string) => void io.err.write(`node-agent: ${msg}${obj.err instanceof Error ? `: ${obj.err.message}` : ''}\n`), debug: () => undefined };
 
 /** Whether this board holds a node key, as one line for `run`. */
 async function pairedLine(): Promise<string> {

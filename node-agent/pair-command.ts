@@ -4,7 +4,7 @@
 // paired (expired, timed out, refused, no brain), 2 usage.
 import type { PairCode } from '../mesh/pair-code';
 import { displayPairCode } from '../mesh/pair-code';
-import { locateBrain, NoBrainError, type LocateInput } from './brain-locator';
+import { locateBrain, NoBrainError, type LocatedBrain, type LocateInput } from './brain-locator';
 import { checkNodeId, type PairOptions } from './command-line';
 import { pairByCode, type ClientDeps } from './code-pairing-client';
 import { readNodeKey, writeNodeKey } from './key-store';
@@ -38,7 +38,7 @@ export async function pairCommand(options: PairOptions, ctx: PairContext): Promi
     return EXIT_USAGE;
   }
   const keyDir = options.keyDir ?? ctx.defaultKeyDir;
-  let brain;
+  let brain: LocatedBrain;
   try {
     brain = await locateBrain({ flag: options.brain, env: ctx.envBrain, discover: ctx.discover });
   } catch (err) {
