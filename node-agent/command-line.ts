@@ -15,6 +15,12 @@ export interface PairOptions {
 export type AgentCommand = { kind: 'run' } | { kind: 'help' } | { kind: 'pair'; options: PairOptions } | { kind: 'usage'; message: string };
 
 /** How long `pair` waits for the claim by default: a code's whole life on the brain (10 minutes). */
+/** The environment variables the node-agent reads (main.ts), as docs/node-agent.md lists them. */
+export const NODE_AGENT_ENVIRONMENT = {
+  SVC_BRAIN_URL: 'the brain to pair with when --brain is not given (else found over mDNS)',
+  SVC_NODE_KEY_DIR: 'where node keys are kept when --key-dir is not given (default ~/.config/svc-node/keys)',
+} as const;
+
 export const DEFAULT_PAIR_TIMEOUT_S = 600;
 /** The longest --timeout: one day (a code lives 10 minutes; a node may announce again after a restart of the brain). */
 export const MAX_PAIR_TIMEOUT_S = 86_400;

@@ -303,21 +303,10 @@ export class FlowStore {
     return {
       ...summary(row),
       history: history(null),
-      steps: steps.map(
-        (s): Step => ({
-          id: `${id}:${s.idx}`,
-          index: s.idx,
-          type: s.type,
-          input: JSON.parse(s.input) as StepSpec,
-          status: s.status,
-          result: s.result === null ? null : (JSON.parse(s.result) as unknown),
-          error: s.error,
-          started_at: s.started_at,
-          finished_at: s.finished_at,
-          approval_request_id: s.approval_request_id,
-          history: history(s.idx),
-        }),
-      ),
+      steps: steps.map((s): Step => {
+        const { index, type, input, status, result, error, approval_request_id } = stepRow(s);
+        return { id: `${id}:${index}`, index, type, input, status, result, error, started_at: s.started_at, finished_at: s.finished_at, approval_request_id, history: history(index) };
+      }),
     };
   }
 

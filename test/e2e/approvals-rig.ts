@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBrain, tempHome, type BrainProcess, type StartOptions } from '../helpers/brain-process';
-import { connect } from '../helpers/session-client';
+import { connect, waitForFrame } from '../helpers/session-client';
 import { startOpenAiServer, type FakeReply, type FakeServer, type RecordedRequest } from '../fakes/openai-server';
 import type { BrainMessage, BrainMessageOf } from '../../protocol/session';
 import type { WebSocket } from 'ws';
@@ -132,22 +132,7 @@ export async function session(t: { after(fn: () => unknown): void }, brain: Brai
     ws,
     frames,
     id: '',
-    waitFor: (type, match = () => true, from = 0) =>
-      new Promise((resolve) => {
-        type M = BrainMessageOf<typeof type>;
-        const hit = (m: BrainMessage): m is M => m.type === type && match(m as M);
-        const found = frames.slice(from).find(hit);
-        if (found) return resolve(found);
-        // session-client.ts's listener runs first, so `frames` already holds the new frame.
-        const on = (): void => {
-          const m = frames.at(-1);
-          if (m && hit(m)) {
-            ws.off('message', on);
-            resolve(m);
-          }
-        };
-        ws.on('message', on);
-      }),
+    waitFor: (type, match, from) => waitForFrame(ws, frames, type, match, from),
     hold: async (tag, count = 1) => {
       const from = frames.length;
       const text = holdText(tag, count);

@@ -11,22 +11,12 @@ import { routeTable } from '../helpers/route-table';
 import { connect } from '../helpers/session-client';
 import { rawRequest } from '../helpers/raw-http';
 import { CLIENT_TYPES } from '../../protocol/session';
+import { seeded } from '../helpers/prng';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const HTTP_REQUESTS = 3000;
 const WS_FRAMES = 2000;
 
-/** mulberry32: small, seedable, good enough to pick inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Gen {
   constructor(readonly next: () => number) {}
@@ -79,7 +69,7 @@ void test(`HTTP fuzz over every route (seed ${SEED}): no 5xx, every error in the
   // The access routes move the listener (lan binds beyond loopback and announces over mDNS on the
   // machine's network): never from a test outside a namespace; test/e2e/access*.test.ts covers them.
   const routes = routeTable(brain).filter((r) => !r.websocket && !(r.url.startsWith('/api/access/') && r.method !== 'GET'));
-  const g = new Gen(prng(SEED));
+  const g = new Gen(seeded(SEED));
   const rssBefore = rssKiB(brain.child.pid!);
   const statuses = new Map<number, number>();
   const failures: string[] = [];
@@ -131,7 +121,7 @@ void test(`HTTP fuzz over every route (seed ${SEED}): no 5xx, every error in the
 void test(`WebSocket fuzz of /v1/session (seed ${SEED}): the brain answers or closes, never falls over, and serves another client`, async (t) => {
   const brain = await startBrain();
   t.after(() => brain.stop());
-  const g = new Gen(prng(SEED + 1));
+  const g = new Gen(seeded(SEED + 1));
   const rssBefore = rssKiB(brain.child.pid!);
   const closeCodes = new Map<number, number>();
   const badFrames: string[] = [];

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync, watch, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SVC, startBrain, tempHome, type BrainProcess } from '../helpers/brain-process';
-import { connect } from '../helpers/session-client';
+import { connect, waitForFrame } from '../helpers/session-client';
 import { startOpenAiServer, type FakeReply } from '../fakes/openai-server';
 import type { BrainMessage, BrainMessageOf } from '../../protocol/session';
 import type { Taskflow, TaskflowList } from '../../protocol/taskflows';
@@ -133,20 +133,7 @@ void test('the agent starts a flow with start_taskflow and the chat sees it run 
 
   const { ws, frames } = await connect(brain);
   t.after(() => ws.close());
-  const waitFor = <T extends BrainMessage['type']>(type: T, match: (m: BrainMessageOf<T>) => boolean = () => true): Promise<BrainMessageOf<T>> =>
-    new Promise((resolve) => {
-      const hit = (m: BrainMessage): m is BrainMessageOf<T> => m.type === type && match(m as BrainMessageOf<T>);
-      const found = frames.find(hit);
-      if (found) return resolve(found);
-      const on = (): void => {
-        const m = frames.at(-1);
-        if (m && hit(m)) {
-          ws.off('message', on);
-          resolve(m);
-        }
-      };
-      ws.on('message', on);
-    });
+  const waitFor = <T extends BrainMessage['type']>(type: T, match?: (m: BrainMessageOf<T>) => boolean): Promise<BrainMessageOf<T>> => waitForFrame(ws, frames, type, match);
   ws.send(JSON.stringify({ type: 'text_command', session_id: '', payload: { text: 'remind me about the milk' } }));
 
   const result = await waitFor('tool_result', (m) => m.payload.name === 'start_taskflow');

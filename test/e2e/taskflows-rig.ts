@@ -217,16 +217,6 @@ export function mostRunning(flows: readonly Taskflow[]): number {
   return most;
 }
 
-/** A small seeded generator (mulberry32), so a failing run can be repeated with its seed. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seeded } from '../helpers/prng';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

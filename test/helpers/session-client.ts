@@ -1,7 +1,7 @@
 // A raw `ws` client for /v1/session on a brain process: collects frames and waits for a frame type.
 import { WebSocket } from 'ws';
 import type { BrainProcess } from './brain-process';
-import type { BrainMessage } from '../../protocol/session';
+import type { BrainMessage, BrainMessageOf } from '../../protocol/session';
 
 export interface SessionClient {
   ws: WebSocket;
@@ -23,5 +23,25 @@ export function connect(brain: BrainProcess): Promise<{ ws: WebSocket; frames: B
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve({ ws, frames, next }));
     ws.once('error', reject);
+  });
+}
+
+/**
+ * The first frame of `type` from index `from` of `frames` on for which `match` holds, already received or
+ * still to come on `ws` (whose collecting listener, added by connect, runs first: `frames` holds the new one).
+ */
+export function waitForFrame<T extends BrainMessage['type']>(ws: WebSocket, frames: BrainMessage[], type: T, match: (m: BrainMessageOf<T>) => boolean = () => true, from = 0): Promise<BrainMessageOf<T>> {
+  return new Promise((resolve) => {
+    const hit = (m: BrainMessage): m is BrainMessageOf<T> => m.type === type && match(m as BrainMessageOf<T>);
+    const found = frames.slice(from).find(hit);
+    if (found) return resolve(found);
+    const on = (): void => {
+      const m = frames.at(-1);
+      if (m && hit(m)) {
+        ws.off('message', on);
+        resolve(m);
+      }
+    };
+    ws.on('message', on);
   });
 }
