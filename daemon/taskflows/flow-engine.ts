@@ -71,10 +71,15 @@ export class TaskflowEngine {
   /** Recovers what a crash left running, re-arms waits (a deadline passed while down fires once now), starts queued flows. */
   async start(): Promise<void> {
     this.deps.bus.on('taskflows', (event) => this.hear(event));
+    this.pruner = setInterval(() => void this.prune(), DAY_S * 1000).unref();
+    // A brain without flows (most of them, most of the time) asks one question at start, not five.
+    if (this.deps.store.empty()) {
+      this.started = true;
+      return;
+    }
     await this.recover();
     this.started = true;
     await this.prune();
-    this.pruner = setInterval(() => void this.prune(), DAY_S * 1000).unref();
     await this.fire();
     this.pump();
   }

@@ -327,6 +327,11 @@ export class FlowStore {
     return { count, taskflows: rows.map(summary) };
   }
 
+  /** Whether there is no flow at all. */
+  empty(): boolean {
+    return this.store.get<{ id: string }>('SELECT id FROM taskflows LIMIT 1') === undefined;
+  }
+
   /** Ids of flows in `status`, oldest first. */
   ids(status: FlowStatus, limit = 10_000): string[] {
     return this.store.all<{ id: string }>('SELECT id FROM taskflows WHERE status = ? ORDER BY created_at, rowid LIMIT ?', [status, limit]).map((r) => r.id);

@@ -401,3 +401,10 @@ void test('statuses read back as written: every flow and step status survives th
   }
   assert.deepEqual(seen, ['running', 'running', 'waiting', 'waiting', 'failed', 'failed', 'queued', 'pending']);
 });
+
+void test('empty: true until the first flow is stored (the engine asks only this at start when so)', async (t) => {
+  const r = rig(t);
+  assert.equal(r.flows.empty(), true);
+  await queued(r);
+  assert.equal(r.flows.empty(), false);
+});
