@@ -2,7 +2,9 @@
 // at run time (a hardware node's devices, an installed skill, an MCP server): `removeOwner` takes all
 // of an owner's tools at once, and listeners hear of every change (metrics declare the tool's label,
 // a session can re-offer the list). Each tool's argument schema is compiled once, so checking a
-// model's arguments costs microseconds per call (the turn-overhead budget, bench/sections/agent.mjs).
+// model's arguments costs microseconds per call (the turn-overhead budget, bench/sections/agent.mjs);
+// it is compiled on the tool's first call, not at registration: most tools are never called in a given
+// run, and compiling all of them at start cost start-up time and idle memory.
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import type { ToolSpec } from './conversation';
@@ -11,7 +13,8 @@ import type { Tool } from './tool';
 interface Entry {
   owner: string;
   tool: Tool;
-  check: TypeCheck<TSchema>;
+  /** The compiled argument check, made on first use. */
+  check?: TypeCheck<TSchema>;
 }
 
 export type ToolChange = { kind: 'added' | 'removed'; owner: string; name: string };
@@ -27,7 +30,7 @@ export class ToolRegistry {
     if (!NAME.test(name)) throw new Error(`tool name ${JSON.stringify(name)}: expected lower_snake_case, at most 64 characters`);
     const existing = this.entries.get(name);
     if (existing) throw new Error(`tool ${name} is already registered by ${existing.owner}`);
-    this.entries.set(name, { owner, tool, check: TypeCompiler.Compile(tool.spec.parameters) });
+    this.entries.set(name, { owner, tool });
     this.changed({ kind: 'added', owner, name });
     return this;
   }
@@ -82,9 +85,10 @@ export class ToolRegistry {
   problems(name: string, args: unknown): string[] {
     const entry = this.entries.get(name);
     if (!entry) return [`unknown tool ${name}`];
-    if (entry.check.Check(args)) return [];
+    const check = (entry.check ??= TypeCompiler.Compile(entry.tool.spec.parameters));
+    if (check.Check(args)) return [];
     const out: string[] = [];
-    for (const e of entry.check.Errors(args)) {
+    for (const e of check.Errors(args)) {
       out.push(`${e.path || '/'}: ${e.message}`);
       if (out.length >= 5) break;
     }

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Type } from '@sinclair/typebox';
+import { Kind, Type } from '@sinclair/typebox';
 import { ToolRegistry, type ToolChange } from '../../../daemon/kernel/tool-registry';
 import { defineTool, type Tool } from '../../../daemon/kernel/tool';
 
@@ -101,4 +101,12 @@ void test('specs(): all tools in registration order, or a subset in the order as
   assert.deepEqual(registry.specs(['who_am_i']).map((s) => s.name), ['who_am_i', 'start_taskflow']);
   assert.deepEqual(registry.specs(['start_taskflow', 'recall']).map((s) => s.name), ['start_taskflow', 'recall']);
   assert.deepEqual(registry.specs().map((s) => s.name), ['remember', 'recall', 'who_am_i', 'start_taskflow']);
+});
+
+void test('a tool\'s argument schema is compiled on its first check, not at registration', () => {
+  // A schema the compiler cannot compile: registering does not notice; the first check does.
+  const broken = defineTool({ spec: { name: 'lazy_tool', description: 'compiled on first use', parameters: Type.Unsafe({ [Kind]: 'NoSuchKind' }) }, safety: 'passive', run: () => Promise.resolve({ summary: 'ok' }) });
+  const registry = new ToolRegistry().register('test', broken);
+  assert.deepEqual(registry.names(), ['lazy_tool']);
+  assert.throws(() => registry.problems('lazy_tool', {}));
 });
