@@ -1,7 +1,7 @@
 // Parses one client frame of /v1/session against the protocol (protocol/session.ts). Every way a
 // frame can be wrong maps to a stable error code the client gets back; nothing here throws, so a
 // malformed frame can never take a connection, let alone the brain, down.
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { ClientMessage } from '../../protocol/session';
 import { CLIENT_TYPES, SessionOpen, TextCommand, TurnCancel, SessionClose, SessionLeave, Ping, TelemetryIn } from '../../protocol/session';
 
@@ -9,15 +9,16 @@ export type FrameErrorCode = 'BAD_FRAME' | 'UNKNOWN_TYPE' | 'INVALID_PAYLOAD';
 
 export type ParsedFrame = { ok: true; message: ClientMessage } | { ok: false; code: FrameErrorCode; message: string; details: unknown; sessionId: string };
 
-const CHECKS = {
-  session_open: TypeCompiler.Compile(SessionOpen),
-  text_command: TypeCompiler.Compile(TextCommand),
-  turn_cancel: TypeCompiler.Compile(TurnCancel),
-  session_close: TypeCompiler.Compile(SessionClose),
-  session_leave: TypeCompiler.Compile(SessionLeave),
-  ping: TypeCompiler.Compile(Ping),
-  telemetry: TypeCompiler.Compile(TelemetryIn),
-} as const;
+const SCHEMAS = { session_open: SessionOpen, text_command: TextCommand, turn_cancel: TurnCancel, session_close: SessionClose, session_leave: SessionLeave, ping: Ping, telemetry: TelemetryIn } as const;
+type ClientType = keyof typeof SCHEMAS;
+
+/** Each frame type's compiled check, made when the first frame of that type arrives (not at start). */
+const CHECKS = new Map<ClientType, TypeCheck<(typeof SCHEMAS)[ClientType]>>();
+const checkFor = (type: ClientType): TypeCheck<(typeof SCHEMAS)[ClientType]> => {
+  let check = CHECKS.get(type);
+  if (!check) CHECKS.set(type, (check = TypeCompiler.Compile<(typeof SCHEMAS)[ClientType]>(SCHEMAS[type])));
+  return check;
+};
 
 const KNOWN = new Set<string>(CLIENT_TYPES);
 const MAX_PROBLEMS = 8;
@@ -40,7 +41,7 @@ export function parseFrame(data: Buffer | ArrayBuffer | Buffer[], isBinary: bool
   if (!KNOWN.has(frame.type)) {
     return fail('UNKNOWN_TYPE', `unknown message type ${JSON.stringify(frame.type.slice(0, 64))}`, { accepted: CLIENT_TYPES }, sessionId);
   }
-  const check = CHECKS[frame.type as keyof typeof CHECKS];
+  const check = checkFor(frame.type as ClientType);
   if (!check.Check(value)) {
     const problems: { path: string; message: string }[] = [];
     for (const e of check.Errors(value)) {
