@@ -7,6 +7,7 @@ import type { MetricsRegistry } from '../kernel/metrics';
 import type { Store } from '../store/store';
 import type { MemoryService } from '../memory/memory-service';
 import type { DashboardStatus } from '../../protocol/dashboard';
+import type { BrainMessage } from '../../protocol/session';
 import { DEFAULT_WORKING_LIMITS, type WorkingMemoryLimits } from '../memory/working-memory';
 import type { AgentEvent, AgentEvents } from './agent-events';
 import { EventBus } from '../kernel/event-bus';
@@ -130,14 +131,10 @@ export class Agent {
     deps.bus?.on('agent', (event) => this.hear(event, metrics, scrubber));
   }
 
-  /** What the agent does with the approvals and taskflows capabilities' events on the brain's bus. */
+  /** What the agent does with the approvals capability's events on the brain's bus. */
   private hear(event: BrainEvent, metrics: AgentMetrics, scrubber: SecretScrubber): void {
     if (event.type === 'approval_requested') {
       this.sessions.approval({ ...event, args: scrubber.scrubValue(event.args) });
-      return;
-    }
-    if (event.type === 'taskflow_update') {
-      this.sessions.taskflow(event);
       return;
     }
     if (event.type !== 'approval_resolved') return;
@@ -166,6 +163,14 @@ export class Agent {
       request.signal.removeEventListener('abort', cancel);
       if (session !== open) await this.sessions.end(session.id, 'closed_by_client');
     }
+  }
+
+  /** ConversationPort: a capability's own frame to the clients of an open session. */
+  tell(sessionId: string, frame: BrainMessage): boolean {
+    const session = this.sessions.get(sessionId);
+    if (!session || session.ended) return false;
+    session.broadcast(frame);
+    return true;
   }
 
   start(): void {

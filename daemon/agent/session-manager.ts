@@ -16,7 +16,7 @@ import type { SessionPort, SessionState } from '../memory/session-port';
 import type { ChatMessage } from '../kernel/conversation';
 import type { BrainMessageOf } from '../../protocol/session';
 import type { AgentEvents } from './agent-events';
-import type { ApprovalEvent, TaskflowEvent } from '../kernel/events';
+import type { ApprovalEvent } from '../kernel/events';
 import { approvalNote, continues, type ApprovalResolution } from './continuation';
 import { ADMIN_OWNER, Session, SessionBusyError, type ConversationEntry, type SessionClient, type SessionLimits, type SessionOwner } from './session';
 import type { TurnOptions, TurnResult, TurnRunner } from './turn-runner';
@@ -253,17 +253,6 @@ export class SessionManager implements SessionPort {
     }
     if (continues(event)) this.resume(session, event);
     else this.note(session, event);
-  }
-
-  /** A TaskFlow of the session changed: its clients see it (a session not open here has no one to tell). */
-  taskflow(event: TaskflowEvent): void {
-    const session = this.sessions.get(event.sessionId);
-    if (!session || session.ended) return;
-    session.broadcast({
-      type: 'taskflow_update',
-      session_id: session.id,
-      payload: { flow_id: event.flowId, title: event.title, status: event.status, current_step: event.currentStep, ...(event.step ? { step: event.step } : {}), reason: event.reason, at: event.at },
-    });
   }
 
   /** Queues the continuation turn; a session whose queue is full gets the outcome as a line of its conversation instead. */

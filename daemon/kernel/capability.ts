@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Db, Migration, Store } from '../store/store';
 import type { EventBus } from './event-bus';
 import type { BrainEvent } from './events';
+import type { BrainMessage } from '../../protocol/session';
 import type { MetricsRegistry } from './metrics';
 import type { Part } from './parts';
 import type { ListenerPort } from './listener';
@@ -54,6 +55,8 @@ export interface CorePorts {
  */
 export interface ConversationPort {
   prompt(request: { sessionId: string; text: string; tools: boolean; signal: AbortSignal }): Promise<{ text: string; finishReason: string; sessionId: string }>;
+  /** Sends a capability's own frame (a taskflow_update) to the clients of `sessionId`; false when that session is not open here. */
+  tell(sessionId: string, frame: BrainMessage): boolean;
 }
 
 export interface CapabilityContext {

@@ -40,8 +40,9 @@ export interface ApprovedToolResult {
 }
 
 /**
- * A TaskFlow changed (docs/taskflows.md): announced after the change is durable. The agent sends it to
- * the flow's session as a taskflow_update frame; `step` is the step that changed, if one did.
+ * A TaskFlow changed (docs/taskflows.md): announced after the change is durable, for other capabilities
+ * (the engine also tells the flow's session's clients, through the conversation port); `step` is the step
+ * that changed, if one did.
  */
 export interface TaskflowEvent {
   type: 'taskflow_update';

@@ -544,17 +544,15 @@ export class TaskflowEngine {
     return true;
   }
 
+  /** On the bus, and to the clients of the flow's session as a taskflow_update frame (when it is open). */
   private announce(flow: FlowRow, reason: string, step?: StepRow): void {
-    this.deps.bus.emit({
+    const at = this.now();
+    const changed = step ? { step: { index: step.index, type: step.type, status: step.status, error: step.error } } : {};
+    this.deps.bus.emit({ type: 'taskflow_update', flowId: flow.id, sessionId: flow.session_id, title: flow.title, status: flow.status, currentStep: flow.current_step, ...changed, reason, at });
+    this.deps.conversations.tell(flow.session_id, {
       type: 'taskflow_update',
-      flowId: flow.id,
-      sessionId: flow.session_id,
-      title: flow.title,
-      status: flow.status,
-      currentStep: flow.current_step,
-      ...(step ? { step: { index: step.index, type: step.type, status: step.status, error: step.error } } : {}),
-      reason,
-      at: this.now(),
+      session_id: flow.session_id,
+      payload: { flow_id: flow.id, title: flow.title, status: flow.status, current_step: flow.current_step, ...changed, reason, at },
     });
   }
 

@@ -384,21 +384,7 @@ export class FlowStore {
   }
 }
 
-const flowRow = (row: FlowDbRow): FlowRow => ({
-  id: row.id,
-  title: row.title,
-  session_id: row.session_id,
-  status: row.status,
-  current_step: row.current_step,
-  context: JSON.parse(row.context) as Record<string, unknown>,
-  error: row.error,
-  wait_until: row.wait_until,
-  schedule: row.schedule,
-  timezone: row.timezone,
-  parent_id: row.parent_id,
-  runs: row.runs,
-  created_at: row.created_at,
-});
+const flowRow = ({ updated_at: _updated, started_at: _started, completed_at: _completed, ...row }: FlowDbRow): FlowRow => ({ ...row, context: JSON.parse(row.context) as Record<string, unknown> });
 
 const stepRow = (row: StepDbRow): StepRow => ({
   index: row.idx,
@@ -412,19 +398,5 @@ const stepRow = (row: StepDbRow): StepRow => ({
   loops: row.loops,
 });
 
-const summary = (row: FlowDbRow): TaskflowSummary => ({
-  id: row.id,
-  title: row.title,
-  session_id: row.session_id,
-  status: row.status,
-  current_step: row.current_step,
-  context: JSON.parse(row.context) as Record<string, unknown>,
-  error: row.error,
-  wait_until: row.wait_until,
-  created_at: row.created_at,
-  updated_at: row.updated_at,
-  started_at: row.started_at,
-  completed_at: row.completed_at,
-  schedule: row.schedule,
-  parent_id: row.parent_id,
-});
+/** A flow as listed: every column but the engine's own (timezone, runs). */
+const summary = ({ timezone: _timezone, runs: _runs, ...row }: FlowDbRow): TaskflowSummary => ({ ...row, context: JSON.parse(row.context) as Record<string, unknown> });

@@ -133,6 +133,8 @@ export async function engineRig(t: { after(fn: () => unknown): void }, opts: Rig
       // A turn whose signal fired ends as cancelled, as the agent's does.
       return { text, finishReason: request.signal.aborted ? 'cancelled' : 'stop', sessionId: request.sessionId };
     },
+    // No session is open here; taskflows-capability.test.ts checks the frames a session's clients get.
+    tell: () => false,
   };
   const memory = { remember: async (text: string) => (notes.push(text), { id: `note_${notes.length}`, text }) } as unknown as AgentMemory;
   let sqlite: SqliteStore;
