@@ -79,6 +79,9 @@ export function percentile(values, p) {
 
 export const round = (n, digits = 1) => (n === null || n === undefined ? null : Math.round(n * 10 ** digits) / 10 ** digits);
 
+/** Latencies in ms: runs, p50, p99 and the worst. */
+export const latency = (values) => ({ runs: values.length, p50_ms: round(percentile(values, 50), 2), p99_ms: round(percentile(values, 99), 2), max_ms: round(Math.max(...values), 2) });
+
 export function summary(values, digits = 1) {
   return { runs: values.length, median: round(percentile(values, 50), digits), p90: round(percentile(values, 90), digits), min: round(Math.min(...values), digits), max: round(Math.max(...values), digits) };
 }
@@ -102,20 +105,29 @@ function watch(child) {
  * Polls GET <url>/health every 2 ms until it answers 200 and resolves with the milliseconds since
  * `t0` (the spawn). Every process whose start-up the bench times is waited for by this one loop.
  */
-async function healthyAfter(url, t0, state, { what, timeoutMs }) {
+/**
+ * Polls GET <url>/health every `everyMs` until it answers 200; resolves with the ms since `t0`. Throws
+ * when `down()` gives a reason (the process exited) or after `timeoutMs`, with `detail()` appended.
+ */
+export async function pollHealth(url, { t0 = performance.now(), down = () => null, detail = () => '', timeoutMs = 30_000, everyMs = 2, what = 'brain' } = {}) {
   for (;;) {
-    if (state.exited !== null) throw new Error(`${what} exited with ${state.exited}: ${state.stderr}`);
-    if (performance.now() - t0 > timeoutMs) throw new Error(`${what} not healthy within ${timeoutMs} ms: ${state.stderr}`);
+    const why = down();
+    if (why) throw new Error(why);
+    if (performance.now() - t0 > timeoutMs) throw new Error(`${what} not healthy within ${timeoutMs} ms: ${detail()}`);
     try {
       const res = await fetch(`${url}/health`);
       await res.arrayBuffer();
       if (res.status === 200) return performance.now() - t0;
-    } catch {
-      // not listening yet
+    } catch (err) {
+      // Not listening yet: fetch fails with a TypeError (connection refused or reset); anything else is a bug.
+      if (!(err instanceof TypeError)) throw err;
     }
-    await sleep(2);
+    await sleep(everyMs);
   }
 }
+
+const healthyAfter = (url, t0, state, { what, timeoutMs }) =>
+  pollHealth(url, { t0, what, timeoutMs, detail: () => state.stderr, down: () => (state.exited !== null ? `${what} exited with ${state.exited}: ${state.stderr}` : null) });
 
 /**
  * Spawns `node <flags> dist/svc.mjs serve --port <port>` on `home` and resolves once GET /health has

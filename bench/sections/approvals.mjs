@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { brainRuntime, freePort, percentile, round, startBrain } from '../lib/brain.mjs';
+import { brainRuntime, freePort, percentile, round, startBrain, latency } from '../lib/brain.mjs';
 
 const TOKEN = 'bench-token-approvals-0123456789';
 const SESSIONS = 50;
@@ -57,7 +57,6 @@ async function timed(url, init, expect) {
   return { ms, body };
 }
 
-const stats = (values) => ({ runs: values.length, p50_ms: round(percentile(values, 50), 2), p99_ms: round(percentile(values, 99), 2), max_ms: round(Math.max(...values), 2) });
 
 export async function run(ctx = {}) {
   const root = ctx.root ?? join(import.meta.dirname, '..', '..');
@@ -114,7 +113,7 @@ export async function run(ctx = {}) {
     }
     const left = Number(/^svc_supervisor_approval_queue (\S+)$/m.exec((await timed(`${brain.url}/metrics`, {}, 200)).body)?.[1]);
 
-    const read = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)]));
+    const read = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, latency(v)]));
     return {
       setup: { pending, sessions: SESSIONS, reads_per_case: reads, resolves, client: 'sequential fetch (keep-alive) in the bench process, same machine, unpinned', tool: 'run_command argv ["true"] in a granted folder' },
       gauge_at_start: gauge,
@@ -123,8 +122,8 @@ export async function run(ctx = {}) {
       list_limit_100: read.list_100,
       list_limit_500: read.list_500,
       list_one_session_limit_100: read.list_one_session,
-      approve_round_trip: stats(approveMs),
-      reject_round_trip: stats(rejectMs),
+      approve_round_trip: latency(approveMs),
+      reject_round_trip: latency(rejectMs),
       list_100_p99_over_health_p99: round(read.list_100.p99_ms / read.health.p99_ms, 1),
       targets: {
         list_100_p99_with_10k_pending: { target: 'informational', value: read.list_100.p99_ms, pass: null },

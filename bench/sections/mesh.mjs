@@ -69,7 +69,9 @@ for (;;) {
     const r = await fetch(url + '/health');
     await r.arrayBuffer();
     if (r.status === 200) { seen.health = Date.now(); done(); break; }
-  } catch {}
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err; // not listening yet
+  }
   await new Promise((r) => setTimeout(r, 2));
 }
 `;

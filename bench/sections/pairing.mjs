@@ -11,7 +11,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { brainRuntime, percentile, round, sleep } from '../lib/brain.mjs';
+import { brainRuntime, latency, pollHealth, round } from '../lib/brain.mjs';
 
 const PORT = 9090; // inside the brain's own namespace: always free
 
@@ -51,7 +51,6 @@ const hasZbarimg = () => {
 /** The decoded text of a QR PNG (zbarimg, as the e2e test reads it). */
 const decode = (file) => execFileSync('zbarimg', ['--raw', '-q', file], { encoding: 'utf8' }).trim();
 
-const stats = (values) => ({ runs: values.length, p50_ms: round(percentile(values, 50), 2), p99_ms: round(percentile(values, 99), 2), max_ms: round(Math.max(...values), 2) });
 
 async function ok(res, expect, what) {
   const body = Buffer.from(await res.arrayBuffer());
@@ -59,21 +58,7 @@ async function ok(res, expect, what) {
   return body;
 }
 
-async function healthy(url, child, timeoutMs = 30_000) {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`brain exited with ${child.exitCode}`);
-    try {
-      const r = await fetch(`${url}/health`);
-      await r.arrayBuffer();
-      if (r.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(20);
-  }
-  throw new Error('brain did not answer /health');
-}
+const healthy = (url, child) => pollHealth(url, { everyMs: 20, down: () => (child.exitCode !== null ? `brain exited with ${child.exitCode}` : null) });
 
 export async function run(ctx = {}) {
   const root = ctx.root ?? join(import.meta.dirname, '..', '..');
@@ -127,13 +112,13 @@ export async function run(ctx = {}) {
       for (const k of Object.keys(parts)) parts[k].push(r[k]);
       total.push(r.total);
     }
-    const round_trip = stats(total);
-    const baseline = stats(health);
+    const round_trip = latency(total);
+    const baseline = latency(health);
     return {
       setup: { runs, link: 'veth between this process and the brain\'s namespace', client: 'sequential fetch (keep-alive) and one zbarimg process per decode, same machine, unpinned', qr: 'PNG, error correction M, scale 6' },
       health: baseline,
       round_trip,
-      parts: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, stats(v)])),
+      parts: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, latency(v)])),
       round_trip_p50_over_health_p50: round(round_trip.p50_ms / baseline.p50_ms, 1),
       targets: { round_trip_p99: { target: 'informational', value: round_trip.p99_ms, pass: null } },
     };

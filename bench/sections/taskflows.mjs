@@ -18,7 +18,7 @@
 //   ctx (all optional): { root, tmpDir, log(msg), steps, waiting, latencyFlows, restarts }
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { brainRuntime, cpuOf, freePort, memoryOf, percentile, round, sleep, startBrain, summary } from '../lib/brain.mjs';
+import { brainRuntime, cpuOf, freePort, memoryOf, percentile, round, sleep, startBrain, summary, latency } from '../lib/brain.mjs';
 
 const TOKEN = 'bench-token-taskflows-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -44,7 +44,6 @@ async function healthLatency(brain, n) {
   return ms;
 }
 
-const stats = (values) => ({ runs: values.length, p50_ms: round(percentile(values, 50), 2), p99_ms: round(percentile(values, 99), 2), max_ms: round(Math.max(...values), 2) });
 
 /** Polls until `count` flows are in `status` (the list's count, a cheap query), every `everyMs`. */
 async function until(brain, status, count, everyMs = 50) {
@@ -134,7 +133,7 @@ export async function run(ctx = {}) {
 
     log(`a flow of ${nSteps} branch steps that do not jump, /health sampled while it runs`);
     const noop = (n) => (i) => ({ type: 'branch', if: { ref: '{{context.go}}', op: 'truthy' }, goto: Math.min(i + 2, n) });
-    const branches = await stepRun(brain, 'bench: no-op branches', nSteps, noop(nSteps), async () => stats(await healthLatency(brain, 100)));
+    const branches = await stepRun(brain, 'bench: no-op branches', nSteps, noop(nSteps), async () => latency(await healthLatency(brain, 100)));
     log(`a flow of ${nSteps / 10} branch steps (the per-step cost at a tenth of the length)`);
     const shortBranches = await stepRun(brain, 'bench: fewer no-op branches', nSteps / 10, noop(nSteps / 10));
     log(`a flow of ${nSteps} list_directory steps`);
@@ -158,7 +157,7 @@ export async function run(ctx = {}) {
         toFire.push((fired - deadline) * 1000);
         toStep.push((f.steps[1].started_at - deadline) * 1000);
       }
-      return { deadline_to_next_step: stats(toStep), deadline_to_wait_fired: stats(toFire) };
+      return { deadline_to_next_step: latency(toStep), deadline_to_wait_fired: latency(toFire) };
     };
     const spaced = await latency(50);
     const burst = await latency(0);
@@ -182,7 +181,7 @@ export async function run(ctx = {}) {
 
     return {
       setup: { client: 'sequential fetch (keep-alive) in the bench process, same machine, unpinned', store: 'SqliteStore, synchronous=FULL, group commit', max_running: 4, rss: '1 s after start or after the last change' },
-      baseline: { idle_rss: idleRss, health_idle: stats(healthIdle) },
+      baseline: { idle_rss: idleRss, health_idle: latency(healthIdle) },
       step_overhead: { branch_noop: branches, branch_noop_tenth: shortBranches, list_directory: tools },
       deadline_to_step: { wait_seconds: 1, one_at_a_time: spaced, at_once: burst },
       waiting_flows: {
