@@ -10,6 +10,7 @@ import { installErrorHandlers, envelope, frameworkErrors, clientErrorHandler } f
 import { ClientErrorLog } from './http/client-error-log';
 import { checkRouteDeclaration, routeGuard, routePrincipals } from './http/auth';
 import { WS_PROTOCOL, type CredentialVerifier } from './auth/authenticate';
+import { HUP_SUBPROTOCOL, HUP_TOKEN_PROTOCOL_PREFIX } from '../protocol/node';
 import { apiTokenVerifier } from './auth/api-token';
 import { installMetrics } from './http/metrics-routes';
 import { healthRoutes } from './http/health-routes';
@@ -128,7 +129,7 @@ async function registerSockets(app: FastifyInstance, sockets: readonly FastifyPl
       errorHandler: socketErrorHandler,
       options: {
         maxPayload: 1024 * 1024,
-        handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
+        handleProtocols: chooseSubprotocol,
       },
     });
     server = scope.websocketServer;
@@ -136,6 +137,18 @@ async function registerSockets(app: FastifyInstance, sockets: readonly FastifyPl
   });
   if (!server) throw new Error('@fastify/websocket registered no server');
   app.decorate('websocketServer', server);
+}
+
+/**
+ * The subprotocol answered: svc.v1 (/v1/session), else feral.hup.v1 (/v1/node, node-protocol.md),
+ * else — a HUP node that offered only its `feral-token-<key>` entry — that entry, because a client that
+ * offers subprotocols fails the handshake when none is answered (docs/node-protocol.md "Transport").
+ */
+function chooseSubprotocol(protocols: Set<string>): string | false {
+  if (protocols.has(WS_PROTOCOL)) return WS_PROTOCOL;
+  if (protocols.has(HUP_SUBPROTOCOL)) return HUP_SUBPROTOCOL;
+  for (const p of protocols) if (p.startsWith(HUP_TOKEN_PROTOCOL_PREFIX)) return p;
+  return false;
 }
 
 function upgradeRequired(_request: FastifyRequest, reply: FastifyReply): void {

@@ -12,7 +12,9 @@ import { EventBus } from './kernel/event-bus';
 import type { BrainEvent } from './kernel/events';
 import type { Capability, CapabilityContext, CapabilityDefinition, CapabilityVerifier, Clock, CorePorts, RoutePlugin } from './kernel/capability';
 import type { Part } from './kernel/parts';
-import { emptyDevices } from './kernel/ports';
+import { DeviceSlot, type DeviceDirectory } from './kernel/ports';
+import { apiTokenVerifier } from './auth/api-token';
+import { LateCredentialCheck } from './auth/credential-check';
 import { ToolRegistry } from './kernel/tool-registry';
 import { PermissionPlane } from './kernel/permissions';
 import { SqliteStore } from './store/sqlite-store';
@@ -93,6 +95,8 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
 
   const bus = EventBus.logged<BrainEvent>(logger, 'brain event');
   const tools = new ToolRegistry();
+  const devices = new DeviceSlot();
+  const credentials = new LateCredentialCheck();
   const permissions = new PermissionPlane();
   const embeddingKey = settings.memory.embeddings.api_key;
   const sessionPort = new DeferredSessionPort();
@@ -119,7 +123,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
     provider: providers.chain,
     memory: memory.memory,
     identity,
-    devices: emptyDevices,
+    devices,
     store,
     metrics: metrics.registry,
     logger: logger.child({ part: 'agent' }),
@@ -142,9 +146,11 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   const pinned = settings.server.host === SettingsSchema.properties.server.properties.host.default ? null : settings.server.host;
   const listener = new HttpListener({ hosts: [settings.server.host], port: settings.server.port, pinnedHost: pinned, logger: logger.child({ part: 'listener' }) });
   const connections = new ConnectionRegistry(agent.sessions);
-  const core: CorePorts = { memory: agent.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices: emptyDevices, conversations: agent, connections };
+  const core: CorePorts = { memory: agent.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices, conversations: agent, connections, credentials: credentials.check };
   const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core, listener }, settings);
   parts.push(...contributed.parts);
+  if (contributed.devices) devices.use(contributed.devices);
+  credentials.bind([apiTokenVerifier(context.apiToken), ...contributed.verifiers]);
 
   const ws = settings.agent.websocket;
   const app = await buildApp({
@@ -175,11 +181,12 @@ interface Contributed {
   routes: RoutePlugin[];
   sockets: RoutePlugin[];
   verifiers: CapabilityVerifier[];
+  devices: DeviceDirectory | null;
 }
 
 /** Creates each capability in list order with its own settings section and a context named after it. */
 async function createCapabilities(definitions: readonly CapabilityDefinition[], base: CapabilityContext, settings: Readonly<Record<string, unknown>>): Promise<Contributed> {
-  const out: Contributed = { names: [], parts: [], routes: [], sockets: [], verifiers: [] };
+  const out: Contributed = { names: [], parts: [], routes: [], sockets: [], verifiers: [], devices: null };
   for (const definition of definitions) {
     const { name } = definition;
     if (out.names.includes(name)) throw new Error(`capability ${name} is listed twice`);
@@ -193,6 +200,10 @@ async function createCapabilities(definitions: readonly CapabilityDefinition[], 
     out.routes.push(...(capability.routes ?? []));
     out.sockets.push(...(capability.sockets ?? []));
     out.verifiers.push(...(capability.verifiers ?? []));
+    if (capability.devices) {
+      if (out.devices) throw new Error(`capability ${name} gives the device directory, which another capability already gives`);
+      out.devices = capability.devices;
+    }
     out.names.push(name);
   }
   return out;

@@ -46,6 +46,17 @@ export interface CorePorts {
   conversations: ConversationPort;
   /** The open client WebSockets and who holds them (revoking a device closes its sockets). */
   connections: ClientConnections;
+  /**
+   * Whose a credential is, asked of every verifier the brain holds (the API token first): for sockets
+   * that must answer a refused credential in their own protocol instead of HTTP 401 (/v1/node's close
+   * 4001). Bound once every capability is created; asking earlier throws.
+   */
+  credentials: CredentialCheck;
+}
+
+/** Looks up one presented bearer credential; undefined when no verifier knows it. */
+export interface CredentialCheck {
+  verify(token: string): { readonly kind: 'admin' } | CredentialPrincipal | undefined;
 }
 
 /**
@@ -116,6 +127,8 @@ export interface Capability {
   readonly tools?: readonly Tool[];
   /** Credentials the capability issues (paired devices, node keys, peer brains). */
   readonly verifiers?: readonly CapabilityVerifier[];
+  /** The connected devices, when this capability drives them (core.devices and the agent's device tools read them). At most one capability gives it. */
+  readonly devices?: DeviceDirectory;
 }
 
 /** One settings migration: raises settings.json from `version - 1` to `version` (before validation). */

@@ -3,6 +3,7 @@
 // them narrow is what lets the turn loop be measured with a zero-latency provider (bench/sections/agent.mjs).
 
 import type { IdentityFile } from '../../protocol/identity';
+import type { BrainMessage } from '../../protocol/session';
 
 export type IdentityName = 'USER.md' | 'SOUL.md';
 
@@ -48,7 +49,7 @@ export interface DeviceSummary {
   state: Record<string, string | number | boolean | null>;
 }
 
-/** Connected devices (hardware issue). Until it lands the brain passes an empty directory. */
+/** Connected devices: the hardware capability's (docs/hardware.md); an empty directory without it. */
 export interface DeviceDirectory {
   list(): DeviceSummary[];
   /** Sends a state change; resolves with the device's new state. Throws AppError NOT_FOUND for an unknown device. */
@@ -89,12 +90,35 @@ export interface ClientConnections {
    * Throws AppError NOT_FOUND for a session that is not open, CONFLICT when `to` has no open socket.
    */
   handoff(sessionId: string, from: string, to: string): { attached: number; detached: number };
+  /** Sends a frame to every open socket (device telemetry); a socket attached to a session gets that session's id in it. Returns how many got it. */
+  broadcast(frame: BrainMessage): number;
 }
 
 export const noConnections: ClientConnections = {
   list: () => [],
   close: () => 0,
+  broadcast: () => 0,
   handoff: (sessionId) => {
     throw new Error(`no client connections: cannot hand off ${sessionId}`);
   },
 };
+
+/**
+ * The device directory the agent and the capabilities are given before any capability exists: it
+ * answers as the empty directory until the capability that drives devices hands in its own (brain.ts).
+ */
+export class DeviceSlot implements DeviceDirectory {
+  private inner: DeviceDirectory = emptyDevices;
+
+  use(directory: DeviceDirectory): void {
+    this.inner = directory;
+  }
+
+  list(): DeviceSummary[] {
+    return this.inner.list();
+  }
+
+  set(deviceId: string, changes: Record<string, string | number | boolean>): Promise<DeviceSummary> {
+    return this.inner.set(deviceId, changes);
+  }
+}

@@ -5,6 +5,7 @@
 import { AppError, notFound } from '../kernel/errors';
 import type { ClientConnection, ClientConnections } from '../kernel/ports';
 import type { SessionManager } from '../agent/session-manager';
+import type { BrainMessage } from '../../protocol/session';
 
 /** What the registry needs of one accepted socket. */
 export interface RegisteredSocket {
@@ -17,6 +18,8 @@ export interface RegisteredSocket {
   /** Detaches the socket from the session, telling it session_closed reason handed_off. */
   handOff(sessionId: string): boolean;
   close(code: number, reason: string): void;
+  /** Sends a frame to this socket (dropped when it is closing). */
+  send(frame: BrainMessage): void;
 }
 
 export class ConnectionRegistry implements ClientConnections {
@@ -42,6 +45,11 @@ export class ConnectionRegistry implements ClientConnections {
       s.close(code, reason);
     }
     return mine.length;
+  }
+
+  broadcast(frame: BrainMessage): number {
+    for (const s of this.sockets) s.send({ ...frame, session_id: s.sessionId() ?? frame.session_id });
+    return this.sockets.size;
   }
 
   handoff(sessionId: string, from: string, to: string): { attached: number; detached: number } {

@@ -35,6 +35,7 @@ export const sessionRoutes =
         join: (id) => connection.join(id),
         handOff: (id) => connection.handOff(id),
         // Revoked: detached at once (no further frames reach it), closed, and cut off if it does not answer the close.
+        send: (frame) => client.send(frame),
         close: (code, reason) => {
           connection.closed();
           socket.close(code, reason);

@@ -26,6 +26,9 @@ export class FakeConnections implements ClientConnections {
     for (const _ of mine) this.closed.push({ principal, code });
     return mine.length;
   }
+  broadcast(): number {
+    return this.open.length;
+  }
   handoff(sessionId: string, from: string, to: string): { attached: number; detached: number } {
     this.handoffs.push({ sessionId, from, to });
     return { attached: 1, detached: 1 };

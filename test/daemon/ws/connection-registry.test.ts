@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectionRegistry, type RegisteredSocket } from '../../../daemon/ws/connection-registry';
 import type { AppError } from '../../../daemon/kernel/errors';
+import type { BrainMessage } from '../../../protocol/session';
 
 function socket(principal: string, id: string, session: string | null = null) {
   const s = {
@@ -9,13 +10,28 @@ function socket(principal: string, id: string, session: string | null = null) {
     id,
     session,
     closed: [] as number[],
+    sent: [] as BrainMessage[],
     sessionId: () => s.session,
     join: (sid: string) => ((s.session = sid), true),
     handOff: (sid: string) => (s.session === sid ? ((s.session = null), true) : false),
     close: (code: number) => void s.closed.push(code),
+    send: (frame: BrainMessage) => void s.sent.push(frame),
   };
   return s satisfies RegisteredSocket;
 }
+
+void test('broadcast sends a frame to every socket, with the session each is attached to', () => {
+  const reg = new ConnectionRegistry({ get: () => undefined });
+  const a = socket('device:a', '1', 'sess-a');
+  const b = socket('admin', '2');
+  reg.add(a);
+  reg.add(b);
+  const frame: BrainMessage = { type: 'telemetry', session_id: '', payload: { source: 'thermo', readings: { celsius: 21.5 } } };
+  assert.equal(reg.broadcast(frame), 2);
+  assert.equal(a.sent[0]?.session_id, 'sess-a');
+  assert.equal(b.sent[0]?.session_id, '');
+  assert.deepEqual(b.sent[0]?.payload, frame.payload);
+});
 
 void test('close closes every socket of one principal only; removed sockets are gone from the list', () => {
   const reg = new ConnectionRegistry({ get: () => undefined });
