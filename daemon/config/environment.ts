@@ -18,6 +18,7 @@ export const ENVIRONMENT_VARIABLES = {
   SVC_METRICS_ENDPOINT: '1 (default) serves /metrics; 0, false, off silence the endpoint and all metric emission',
   SVC_METRICS_PUBLIC: '1 serves /metrics to callers off loopback; otherwise they get 404',
   SVC_SYNC_DISABLED: '1 marks a deployment as single-node: the brain stops advertising its sync service over mDNS (mesh.advertise_sync)',
+  SVC_GENERIC_HARDWARE_SKILLS: '0 turns off the generated hwdev_<device>__<action> tools in favour of the hand-written device skills (hardware.generic_tools; docs/hardware.md)',
   SVC_DEBUG: '1 makes the svc client print the stack of an error after its one-line message',
   CREDENTIALS_DIRECTORY: 'Set by systemd LoadCredential=; vault.key and api-token are read from it',
   NOTIFY_SOCKET: 'Set by systemd Type=notify; READY=1 / STOPPING=1 / WATCHDOG=1 are sent to it',
@@ -67,6 +68,14 @@ export function applyEnvironment(settings: Settings, env: Env, flags: { host?: s
     const sections = s as Settings & Record<string, unknown>;
     const mesh = sections.mesh;
     sections.mesh = { ...(typeof mesh === 'object' && mesh !== null ? mesh : {}), advertise_sync: false };
+  }
+  // Spec 1.7: SVC_GENERIC_HARDWARE_SKILLS=0 disables the generated device tools (docs/hardware.md).
+  if (env.SVC_GENERIC_HARDWARE_SKILLS !== undefined && env.SVC_GENERIC_HARDWARE_SKILLS.trim() !== '') {
+    const value = env.SVC_GENERIC_HARDWARE_SKILLS.trim();
+    if (value !== '0' && value !== '1') throw new EnvironmentError(`SVC_GENERIC_HARDWARE_SKILLS=${env.SVC_GENERIC_HARDWARE_SKILLS}: expected 0 or 1`);
+    const sections = s as Settings & Record<string, unknown>;
+    const hardware = sections.hardware;
+    sections.hardware = { ...(typeof hardware === 'object' && hardware !== null ? hardware : {}), generic_tools: value === '1' };
   }
   const unsupported = unsupportedVariableProblems(env);
   if (unsupported.length === 1) throw new EnvironmentError(unsupported[0]);

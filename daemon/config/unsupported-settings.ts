@@ -6,17 +6,15 @@
 
 const SYNC = 'federated memory sync (this brain is always single-node)';
 const WEBHOOKS = 'webhook intake';
-const HARDWARE = 'hardware devices';
 const UPDATE = 'scheduled release checks';
 const PUSH = 'push notifications';
 
 /** settings.json top-level section → the feature it would configure. */
-export const UNSUPPORTED_SECTIONS: Readonly<Record<string, string>> = { sync: SYNC, webhooks: WEBHOOKS, hardware: HARDWARE, update: UPDATE, channels: PUSH };
+export const UNSUPPORTED_SECTIONS: Readonly<Record<string, string>> = { sync: SYNC, webhooks: WEBHOOKS, update: UPDATE, channels: PUSH };
 
 /** Environment variable → the feature it would configure. */
 export const UNSUPPORTED_VARIABLES: Readonly<Record<string, string>> = {
   SVC_WEBHOOK_ALLOWED_IPS: WEBHOOKS,
-  SVC_GENERIC_HARDWARE_SKILLS: HARDWARE,
   SVC_UPDATE_CHECK: UPDATE,
   SVC_ANDROID_SERVICE_ACCOUNT_PATH: PUSH,
   SVC_IOS_KEY_PATH: PUSH,

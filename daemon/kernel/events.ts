@@ -78,5 +78,13 @@ export interface AccessModeEvent {
  */
 export type MdnsEvent = { type: 'mdns_advertised'; host: string; port: number; at: number } | { type: 'mdns_withdrawn'; at: number };
 
+/** A paired device's key was revoked (docs/pairing.md "Revoke"): whoever holds a socket of it closes it (a node's /v1/node link: 4001). */
+export interface DeviceRevokedEvent {
+  type: 'device_revoked';
+  kind: 'node' | 'phone' | 'browser' | 'brain';
+  deviceId: string;
+  at: number;
+}
+
 /** Everything on the brain's bus. */
-export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | MdnsEvent | ({ type: 'memory_changed' } & MemoryChange);
+export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | MdnsEvent | DeviceRevokedEvent | ({ type: 'memory_changed' } & MemoryChange);

@@ -40,6 +40,7 @@ export const pairingCapability = defineCapability({
       clock: context.clock,
       credentials,
       connections: context.core.connections,
+      bus: context.bus,
       reach: follow.reach,
       brainId: () => (brainId ??= loadBrainId(context.home)),
       logger: context.logger,

@@ -5,7 +5,8 @@
 // a wrong PIN's count survives the refusal and two racing claims end with exactly one credential.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AccessMode } from '../kernel/events';
+import type { AccessMode, BrainEvent } from '../kernel/events';
+import type { EventBus } from '../kernel/event-bus';
 import type { CapabilityContext, Clock } from '../kernel/capability';
 import type { ClientConnections } from '../kernel/ports';
 import { AppError, badRequest, notFound } from '../kernel/errors';
@@ -40,6 +41,8 @@ export interface PairingDeps {
   clock: Clock;
   credentials: DeviceCredentials;
   connections: ClientConnections;
+  /** Where a revoke is announced (device_revoked), for sockets the connections port does not hold (/v1/node). */
+  bus: Pick<EventBus<BrainEvent>, 'emit'>;
   reach: () => Reachability;
   /** The brain's stable id (mesh/brain-id.ts), named in the pair URL and the completed pairing. */
   brainId: () => string;
@@ -272,6 +275,7 @@ export class Pairing {
     if (!device || !(await this.deps.store.write((db) => revokeDevice(db, id, now)))) throw notFound('device', id);
     this.deps.credentials.remove(id);
     const closed = this.deps.connections.close(devicePrincipalId(device.kind, id), CLOSE_CODES.revoked, 'device revoked');
+    this.deps.bus.emit({ type: 'device_revoked', kind: device.kind, deviceId: id, at: now });
     this.deps.logger.info({ device_id: id, kind: device.kind, connections_closed: closed }, 'device revoked');
     return { id, revoked: true, connections_closed: closed };
   }

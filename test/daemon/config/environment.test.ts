@@ -74,6 +74,19 @@ test('SVC_SYNC_DISABLED=1 (exactly) turns off mesh.advertise_sync and keeps the 
   assert.ok(!('SVC_SYNC_DISABLED' in UNSUPPORTED_VARIABLES), 'no longer refused: it has an effect');
 });
 
+test('SVC_GENERIC_HARDWARE_SKILLS sets hardware.generic_tools: 0 off, 1 on, anything else refused by name', () => {
+  const hardware = (settings: Settings): unknown => (settings as Settings & Record<string, unknown>).hardware;
+  assert.deepEqual(hardware(apply({ SVC_GENERIC_HARDWARE_SKILLS: '0' })), { generic_tools: false });
+  assert.deepEqual(hardware(apply({ SVC_GENERIC_HARDWARE_SKILLS: ' 1 ' })), { generic_tools: true });
+  const withHardware = { ...defaults, hardware: { heartbeat_ms: 5000, generic_tools: true } } as Settings;
+  assert.deepEqual(hardware(apply({ SVC_GENERIC_HARDWARE_SKILLS: '0' }, withHardware)), { heartbeat_ms: 5000, generic_tools: false });
+  assert.equal(hardware(apply({})), undefined);
+  assert.equal(hardware(apply({ SVC_GENERIC_HARDWARE_SKILLS: ' ' })), undefined, 'empty counts as unset');
+  for (const value of ['false', 'no', '2', 'off']) {
+    assert.throws(() => apply({ SVC_GENERIC_HARDWARE_SKILLS: value }), (err: unknown) => err instanceof EnvironmentError && err.message.startsWith('SVC_GENERIC_HARDWARE_SKILLS='), value);
+  }
+});
+
 test('variables of features this version does not have are refused, each named with what is missing', () => {
   assert.throws(
     () => apply({ SVC_WEBHOOK_ALLOWED_IPS: '10.0.0.0/8' }),

@@ -9,6 +9,7 @@ import { PAIRING_MIGRATIONS } from '../../../daemon/pairing/pairing-store';
 import { Pairing, type Reachability } from '../../../daemon/pairing/pairing';
 import { DeviceCredentials } from '../../../daemon/pairing/device-credentials';
 import type { ClientConnection, ClientConnections } from '../../../daemon/kernel/ports';
+import type { BrainEvent } from '../../../daemon/kernel/events';
 
 export const BRAIN_ID = '3f2b1c4d-1111-4222-8333-444455556666';
 
@@ -43,6 +44,8 @@ export interface Rig {
   connections: FakeConnections;
   reach: Reachability;
   pairing: Pairing;
+  /** What the pairing emitted on the bus (device_revoked). */
+  events: BrainEvent[];
 }
 
 export function pairingRig(t: TestContext, opts: { dir?: string } = {}): Rig {
@@ -53,11 +56,12 @@ export function pairingRig(t: TestContext, opts: { dir?: string } = {}): Rig {
   const credentials = new DeviceCredentials();
   const connections = new FakeConnections();
   const reach: Reachability = { mode: 'localhost', urls: [], mdns: null };
-  const pairing = new Pairing({ store, clock, credentials, connections, reach: () => reach, brainId: () => BRAIN_ID, logger: pino({ level: 'silent' }) });
+  const revoked: BrainEvent[] = [];
+  const pairing = new Pairing({ store, clock, credentials, connections, bus: { emit: (e) => void revoked.push(e) }, reach: () => reach, brainId: () => BRAIN_ID, logger: pino({ level: 'silent' }) });
   pairing.start();
   t.after(() => {
     store.close();
     if (!opts.dir) rmSync(dir, { recursive: true, force: true });
   });
-  return { dir, store, clock, credentials, connections, reach, pairing };
+  return { dir, store, clock, credentials, connections, reach, pairing, events: revoked };
 }

@@ -135,6 +135,7 @@ void test('revoke: the key stops verifying at once, the device\'s sockets are cl
   assert.equal(rig.credentials.verify({ token: phone.device_key }), undefined);
   assert.ok(rig.credentials.verify({ token: other.device_key }));
   assert.deepEqual(rig.connections.closed, [{ principal: `device:${phone.device_id}`, code: 4001 }]);
+  assert.deepEqual(rig.events, [{ type: 'device_revoked', kind: 'phone', deviceId: phone.device_id, at: rig.clock.t }], 'announced for sockets outside /v1/session (a node\'s /v1/node link)');
   await rejectsWith(rig.pairing.revoke(phone.device_id), 404);
   const restarted = pairingRig(t, { dir: rig.dir });
   assert.equal(restarted.credentials.verify({ token: phone.device_key }), undefined);
