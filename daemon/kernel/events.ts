@@ -86,5 +86,17 @@ export interface DeviceRevokedEvent {
   at: number;
 }
 
+/**
+ * The hardware capability (docs/hardware.md): a device came or went (its node registered it, or
+ * registered again without it), a node's socket registered or went away, and each batch of readings a
+ * device_event carried (flattened scalars, `at` epoch ms) — what proactive alerts listen to.
+ */
+export type HardwareEvent =
+  | { type: 'device_registered'; deviceId: string; nodeId: string; transport: string; at: number }
+  | { type: 'device_removed'; deviceId: string; nodeId: string; reason: string; at: number }
+  | { type: 'node_online'; nodeId: string; at: number }
+  | { type: 'node_offline'; nodeId: string; reason: string; at: number }
+  | { type: 'device_telemetry'; deviceId: string; nodeId: string; eventType: string; readings: Record<string, string | number | boolean | null>; at: number };
+
 /** Everything on the brain's bus. */
-export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | MdnsEvent | DeviceRevokedEvent | ({ type: 'memory_changed' } & MemoryChange);
+export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | MdnsEvent | DeviceRevokedEvent | HardwareEvent | ({ type: 'memory_changed' } & MemoryChange);
