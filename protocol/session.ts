@@ -6,6 +6,7 @@
 // what the brain sends. telemetry travels both ways (device readings relayed to UIs; a phone's own
 // sensor readings sent in).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ProactiveAlert } from './hardware';
 
 export const SESSION_PROTOCOL_VERSION = 1;
 /** Largest accepted text_command text (characters); a frame itself is capped at 1 MiB by the server. */
@@ -202,6 +203,12 @@ export const TaskflowUpdate = envelope(
   'A TaskFlow of this session changed: the flow\'s status, and the step that changed (protocol/taskflows.ts, docs/taskflows.md). GET /api/taskflows/{flow_id} has the whole timeline.',
 );
 
+export const ProactiveAlertFrame = envelope(
+  'proactive_alert',
+  ProactiveAlert,
+  'A proactive alert from device telemetry (a threshold crossed, a battery low, a node offline; docs/hardware.md). Sent to every open connection; session_id is the one the connection is attached to, else empty. Dismiss it with POST /api/proactive/dismiss.',
+);
+
 export const BrainMessage = Type.Union([
   SessionOpened,
   TurnStarted,
@@ -218,9 +225,10 @@ export const BrainMessage = Type.Union([
   ApprovalRequested,
   ApprovalResolved,
   TaskflowUpdate,
+  ProactiveAlertFrame,
 ]);
 export type BrainMessage = Static<typeof BrainMessage>;
-export const BRAIN_TYPES = ['session_opened', 'turn_started', 'stream_delta', 'tool_call', 'tool_result', 'sdui_payload', 'sdui_patch', 'text_response', 'telemetry', 'error', 'pong', 'session_closed', 'approval_requested', 'approval_resolved', 'taskflow_update'] as const;
+export const BRAIN_TYPES = ['session_opened', 'turn_started', 'stream_delta', 'tool_call', 'tool_result', 'sdui_payload', 'sdui_patch', 'text_response', 'telemetry', 'error', 'pong', 'session_closed', 'approval_requested', 'approval_resolved', 'taskflow_update', 'proactive_alert'] as const;
 
 export type BrainMessageOf<T extends BrainMessage['type']> = Extract<BrainMessage, { type: T }>;
 export type ClientMessageOf<T extends ClientMessage['type']> = Extract<ClientMessage, { type: T }>;

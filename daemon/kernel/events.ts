@@ -4,6 +4,7 @@
 import type { SafetyLevel, SpecialistName } from '../../protocol/session';
 import type { Tier } from '../../protocol/memory';
 import type { FlowStatus, StepStatus } from '../../protocol/taskflows';
+import type { ProactiveAlert } from '../../protocol/hardware';
 
 export type AgentEvent =
   | { type: 'session_opened'; sessionId: string; at: number }
@@ -98,5 +99,14 @@ export type HardwareEvent =
   | { type: 'node_offline'; nodeId: string; reason: string; at: number }
   | { type: 'device_telemetry'; deviceId: string; nodeId: string; eventType: string; readings: Record<string, string | number | boolean | null>; at: number };
 
+/** A proactive alert from device telemetry (docs/hardware.md): a notification of category proactive, priority low (spec 2.14), for push and channels. */
+export interface ProactiveAlertEvent {
+  type: 'proactive_alert';
+  category: 'proactive';
+  priority: 'low';
+  alert: ProactiveAlert;
+  at: number;
+}
+
 /** Everything on the brain's bus. */
-export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | MdnsEvent | DeviceRevokedEvent | HardwareEvent | ({ type: 'memory_changed' } & MemoryChange);
+export type BrainEvent = AgentEvent | ApprovalEvent | TaskflowEvent | AccessModeEvent | MdnsEvent | DeviceRevokedEvent | ProactiveAlertEvent | HardwareEvent | ({ type: 'memory_changed' } & MemoryChange);
