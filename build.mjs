@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles the CLI (which contains the brain) and the node-agent with esbuild, and compiles tests.
-//   node build.mjs             dist/svc.mjs, dist/node-agent.mjs, dist/*.wasm
+//   node build.mjs             dist/svc.mjs, dist/node-agent.mjs, dist/phone-bridge.mjs, dist/*.wasm
 //   node build.mjs --if-stale  the same, only when a source is newer than dist/svc.mjs
 //   node build.mjs --tests     every test/**/*.test.ts to .test-build/**/*.test.mjs
 // Native modules (serialport, node-ble, noble) are never bundled: they load at run time in node-agent.
@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 
 const root = import.meta.dirname;
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const sourceDirs = ['protocol', 'daemon', 'node-agent', 'mesh', 'sync', 'cli', 'web'];
+const sourceDirs = ['protocol', 'daemon', 'node-agent', 'phone-bridge', 'mesh', 'sync', 'cli', 'web'];
 const native = ['serialport', '@serialport/*', 'node-ble', '@abandonware/noble', 'dbus-next', 'bufferutil', 'utf-8-validate'];
 const define = { __SVC_VERSION__: JSON.stringify(pkg.version) };
 // CommonJS dependencies inside an ESM bundle need require/__dirname; node-sqlite3-wasm finds its .wasm via __dirname.
@@ -73,6 +73,24 @@ async function buildDist() {
     logLevel: 'warning',
   });
   copyFileSync(join(root, 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(dist, 'node-sqlite3-wasm.wasm'));
+  // The reference phone-bridge client is one self-contained file (no chunks shared with svc), so an app
+  // developer can copy dist/phone-bridge.mjs anywhere Node runs.
+  await build({
+    entryPoints: { 'phone-bridge': join(root, 'phone-bridge/main.ts') },
+    outdir: dist,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    sourcemap: 'linked',
+    legalComments: 'none',
+    external: native,
+    define,
+    banner: { js: banner },
+    logLevel: 'warning',
+  });
 }
 
 async function buildTests() {

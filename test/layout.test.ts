@@ -12,7 +12,7 @@ import ts from 'typescript';
 import { repoRoot } from './helpers/external-tools';
 
 const ROOT = repoRoot();
-const SOURCE_DIRS = ['protocol', 'mesh', 'sync', 'daemon', 'node-agent', 'cli', 'web'] as const;
+const SOURCE_DIRS = ['protocol', 'mesh', 'sync', 'daemon', 'node-agent', 'phone-bridge', 'cli', 'web'] as const;
 type Layer = (typeof SOURCE_DIRS)[number];
 
 /** Which other top-level folders each layer may import (its own folder is always allowed). */
@@ -22,6 +22,9 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   sync: ['protocol'],
   daemon: ['protocol', 'mesh', 'sync'],
   'node-agent': ['protocol', 'mesh', 'sync'],
+  // The reference phone-bridge client is bundled on its own for app developers: the wire contract and
+  // the pairing helpers only.
+  'phone-bridge': ['protocol', 'mesh'],
   cli: ['protocol', 'mesh', 'sync'],
   web: ['protocol'],
 };
@@ -154,7 +157,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
 const COVERED_ELSEWHERE_MOST = 71;
 
 /** Composition roots: the only modules that may read process.env (STYLE.md 1). */
-const ENV_READERS = new Set(['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts']);
+const ENV_READERS = new Set(['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts', 'phone-bridge/main.ts']);
 
 interface Reference {
   file: string;
@@ -349,10 +352,10 @@ const files = sourceFiles();
 const parsed = new Map(files.map((f) => [f, parse(f)]));
 
 void test('the source tree is where the layout test looks', () => {
-  for (const must of ['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts', 'protocol/errors.ts']) assert.ok(files.includes(must), must);
+  for (const must of ['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts', 'phone-bridge/main.ts', 'protocol/errors.ts']) assert.ok(files.includes(must), must);
 });
 
-void test('imports flow one way: protocol ← mesh, sync ← daemon, node-agent, cli; nothing imports daemon/ but tests', () => {
+void test('imports flow one way: protocol ← mesh, sync ← daemon, node-agent, cli; protocol, mesh ← phone-bridge; nothing imports daemon/ but tests', () => {
   const violations = files.flatMap((f) => imports(f, parsed.get(f)!)).map(importViolation).filter((v): v is string => v !== null);
   assert.deepEqual(violations, [], `import direction violations (ARCHITECTURE.md "Top-level layout"):\n  ${violations.join('\n  ')}`);
 });
