@@ -101,8 +101,8 @@ export class LocalAgentSupervisor {
     const startedAt = Date.now();
     const log = options.logger;
     log.info({ pid: child.pid, config: options.config }, 'local node-agent started');
-    createInterface({ input: child.stdout! }).on('line', (line) => log.info({ stream: 'stdout' }, line));
-    createInterface({ input: child.stderr! }).on('line', (line) => log.warn({ stream: 'stderr' }, line));
+    createInterface({ input: child.stdout }).on('line', (line) => log.info({ stream: 'stdout' }, line));
+    createInterface({ input: child.stderr }).on('line', (line) => log.warn({ stream: 'stderr' }, line));
     child.on('error', (err) => log.error({ err }, 'local node-agent could not be started'));
     child.on('exit', (code, signal) => {
       if (this.child === child) this.child = null;
