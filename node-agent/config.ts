@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ACTION_NAME_PATTERN, DeviceAction, NODE_ID_PATTERN, NodeType, normalizeAction } from '../protocol/node';
+import { bleDeviceProblems } from './adapters/ble-config';
 import { lineProtocolProblems } from './adapters/line-protocol';
 
 export const CONFIG_VERSION = 1;
@@ -190,6 +191,7 @@ function checkDevice(raw: unknown, path: string): { device: DeviceConfig } | { p
       }
       if (c.write_action !== undefined && c.param === undefined) problems.push(`${path}/characteristics/${i}/param: a write_action needs the param whose value is written`);
     });
+    if (problems.length === 0) problems.push(...bleDeviceProblems(device, path));
   }
   return problems.length > 0 ? { problems } : { device };
 }
