@@ -14,6 +14,7 @@ import { registerFlowCommands } from './commands/flows';
 import { registerAccessCommands } from './commands/access';
 import { registerPairCommands } from './commands/pair';
 import { registerDeviceCommands } from './commands/devices';
+import { registerBridgeCommands } from './commands/bridge';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -136,6 +137,7 @@ registerFlowCommands(prog, commandContext);
 registerAccessCommands(prog, commandContext);
 registerPairCommands(prog, commandContext);
 registerDeviceCommands(prog, commandContext);
+registerBridgeCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
