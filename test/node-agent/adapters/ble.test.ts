@@ -1,0 +1,258 @@
+// The BLE adapter against BlueZ's D-Bus interfaces on a private bus: node-ble talks to a fake
+// bluetoothd (test/helpers/fake-bluez.ts) through a real dbus-daemon. The simulated peripheral is a
+// thermometer: temperature notifies int16le centi-degrees, the LED is a writable uint8 register.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAgentConfig, type BleDevice } from '../../../node-agent/config';
+import type { AdapterState } from '../../../node-agent/adapters/adapter';
+import { BleAdapter } from '../../../node-agent/adapters/ble';
+import { bluezSessions } from '../../../node-agent/adapters/ble-bluez';
+import { privateBusMissing, startPrivateBus, type PrivateBus } from '../../helpers/fake-bluez-bus';
+import { startFakeBluez, type FakeBluez, type FakePeripheralSpec } from '../../helpers/fake-bluez';
+
+const missing = privateBusMissing();
+if (missing) console.log(`# BLE adapter tests skipped: ${missing}`);
+
+const ADDRESS = 'C4:7C:8D:6A:12:F0';
+const ENV_SENSING = '0000181a-0000-1000-8000-00805f9b34fb';
+const TEMPERATURE = '00002a6e-0000-1000-8000-00805f9b34fb';
+const LED_SERVICE = '6e400001-b5a3-f393-e0a9-e50e24dcca9e';
+const LED = '6e400002-b5a3-f393-e0a9-e50e24dcca9e';
+
+const centi = (celsius: number): Buffer => {
+  const b = Buffer.alloc(2);
+  b.writeInt16LE(Math.round(celsius * 100));
+  return b;
+};
+
+const thermometer = (address = ADDRESS, name = 'Thermo-7'): FakePeripheralSpec => ({
+  address,
+  name,
+  services: [
+    { uuid: ENV_SENSING, characteristics: [{ uuid: TEMPERATURE, flags: ['read', 'notify'], value: centi(21.5) }] },
+    { uuid: LED_SERVICE, characteristics: [{ uuid: LED, flags: ['read', 'write'], value: Buffer.from([0]) }] },
+  ],
+});
+
+const deviceConfig = (over: Record<string, unknown> = {}): BleDevice => {
+  const config = parseAgentConfig({
+    devices: [
+      {
+        adapter: 'ble',
+        id: 'thermo',
+        name: 'Hall thermometer',
+        type: 'thermometer',
+        address: ADDRESS,
+        capabilities: ['temperature', 'led'],
+        actions: [
+          { name: 'read_temperature', category: 'sensor', description: 'Current temperature' },
+          { name: 'read_led', category: 'sensor' },
+          { name: 'set_led', category: 'actuator', params: [{ name: 'on', type: 'boolean', required: true }], verify: { via: 'read_led', field: 'on', expect: '$on' } },
+        ],
+        characteristics: [
+          { service: '181a', characteristic: '2A6E', format: 'int16le', scale: 0.01, reading: 'temperature', field: 'celsius', read_action: 'read_temperature' },
+          { service: LED_SERVICE, characteristic: LED, format: 'uint8', field: 'on', read_action: 'read_led', write_action: 'set_led', param: 'on' },
+        ],
+        ...over,
+      },
+    ],
+  });
+  return config.devices[0] as BleDevice;
+};
+
+/** What the adapter told its sink, with a way to wait for the next matching report. */
+class Recorder {
+  readonly readings: Array<{ eventType: string; data: Record<string, unknown> }> = [];
+  readonly states: Array<{ state: AdapterState; detail: string }> = [];
+  private waiters: Array<() => void> = [];
+  reading(eventType: string, data: Record<string, unknown>): void {
+    this.readings.push({ eventType, data });
+    this.poke();
+  }
+  status(state: AdapterState, detail: string): void {
+    this.states.push({ state, detail });
+    this.poke();
+  }
+  private poke(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+  /** Resolves once `check` holds (checked on every report); rejects after 15 s with what arrived. */
+  until(what: string, check: () => boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`never: ${what}; states ${JSON.stringify(this.states)}; readings ${JSON.stringify(this.readings)}`)), 15_000);
+      const again = (): void => {
+        if (check()) {
+          clearTimeout(timer);
+          resolve();
+        } else this.waiters.push(again);
+      };
+      again();
+    });
+  }
+  state(): AdapterState | undefined {
+    return this.states.at(-1)?.state;
+  }
+}
+
+const quiet = process.env.BLE_TEST_LOG
+  ? { debug: (o: object, m: string) => console.log('debug', m, o), info: (o: object, m: string) => console.log('info', m, o), warn: (o: object, m: string) => console.log('warn', m, o), error: (o: object, m: string) => console.log('error', m, o) }
+  : { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+interface Rig {
+  bus: PrivateBus;
+  bluez: FakeBluez;
+  /** Runs at the end of the test, last added first (the adapter stops before its bus goes). */
+  cleanup: (fn: () => Promise<void>) => void;
+}
+
+async function rig(t: TestContext, peripherals: FakePeripheralSpec[] = [thermometer()]): Promise<Rig> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-ble-'));
+  const bus = await startPrivateBus(dir);
+  const bluez = await startFakeBluez(bus.address, peripherals);
+  const cleanups: Array<() => Promise<void>> = [() => bus.close(), () => bluez.close()];
+  t.after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { bus, bluez, cleanup: (fn) => cleanups.push(fn) };
+}
+
+function adapterOn({ bus, cleanup }: Rig, device: BleDevice = deviceConfig(), scanTimeoutMs = 5000): { adapter: BleAdapter; sink: Recorder } {
+  const adapter = new BleAdapter(device, {
+    open: bluezSessions({ log: quiet, busAddress: bus.address, scanPollMs: 20, callTimeoutMs: 5000 }),
+    log: quiet,
+    scanTimeoutMs,
+    retryMinMs: 20,
+    retryMaxMs: 200,
+  });
+  const sink = new Recorder();
+  cleanup(() => adapter.stop());
+  return { adapter, sink };
+}
+
+const never = new AbortController().signal;
+
+void test('the manifest says what the config declares, over transport ble', { skip: missing ?? false }, () => {
+  const adapter = new BleAdapter(deviceConfig(), { open: () => Promise.reject(new Error('not opened')), log: quiet });
+  assert.equal(adapter.manifest.device_id, 'thermo');
+  assert.deepEqual(adapter.manifest.transport, { kind: 'ble', address: ADDRESS });
+  assert.deepEqual(adapter.manifest.actions.map((a) => a.name), ['read_temperature', 'read_led', 'set_led']);
+  assert.equal(adapter.status().state, 'connecting');
+});
+
+void test('scans, connects, reads the temperature at once and on every notification, decoded to degrees', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t);
+  const { bluez } = r;
+  const { adapter, sink } = adapterOn(r);
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+  assert.match(adapter.status().detail, /connected to C4:7C:8D:6A:12:F0 \(Thermo-7\)/);
+  assert.deepEqual(sink.readings[0], { eventType: 'temperature', data: { celsius: 21.5 } });
+  assert.ok(bluez.calls.includes('Adapter1.StartDiscovery') && bluez.calls.includes('Adapter1.StopDiscovery'), 'discovery ran and stopped');
+  assert.ok(bluez.calls.includes('GattCharacteristic1.StartNotify'));
+
+  bluez.notify(ADDRESS, TEMPERATURE, centi(-3.25));
+  bluez.notify(ADDRESS, TEMPERATURE, centi(22.07));
+  await sink.until('two notifications', () => sink.readings.length >= 3);
+  assert.deepEqual(sink.readings.slice(1).map((r) => r.data.celsius), [-3.25, 22.07]);
+  assert.deepEqual(await adapter.run('read_temperature', {}, never), { celsius: 22.07 });
+});
+
+void test('an action writes the characteristic, and the verify read-back sees the value', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t);
+  const { bluez } = r;
+  const { adapter, sink } = adapterOn(r);
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+
+  assert.deepEqual(await adapter.run('set_led', { on: true }, never), { on: true, written: '01' });
+  assert.deepEqual(bluez.writes(ADDRESS, LED), [Buffer.from([1])]);
+  // The brain verifies set_led by running its verify.via action and comparing the field.
+  const verify = adapter.manifest.actions.find((a) => a.name === 'set_led')?.verify;
+  assert.equal(verify?.via, 'read_led');
+  assert.deepEqual(await adapter.run(verify.via, {}, never), { on: 1 });
+
+  await adapter.run('set_led', { on: false }, never);
+  assert.deepEqual(bluez.writes(ADDRESS, LED), [Buffer.from([1]), Buffer.from([0])]);
+  await assert.rejects(adapter.run('set_led', { on: 'bright' }, never), /set_led: on uint8 needs a number, got string/);
+  await assert.rejects(adapter.run('set_led', {}, never), /set_led: missing parameter on/);
+  await assert.rejects(adapter.run('dance', {}, never), /thermo has no action dance/);
+  assert.equal(bluez.writes(ADDRESS, LED).length, 2, 'refused actions write nothing');
+});
+
+void test('finds the peripheral by its local name among others', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t, [thermometer('11:22:33:44:55:66', 'Other'), thermometer()]);
+  const { adapter, sink } = adapterOn(r, deviceConfig({ address: undefined, local_name: 'Thermo-7' }));
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+  assert.match(adapter.status().detail, /C4:7C:8D:6A:12:F0/);
+});
+
+void test('a dropped link: status connecting, actions fail fast, then it reconnects and readings flow again', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t);
+  const { bluez } = r;
+  const { adapter, sink } = adapterOn(r);
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+
+  bluez.setInRange(ADDRESS, false);
+  bluez.dropConnection(ADDRESS);
+  await sink.until('connecting after the drop', () => sink.state() === 'connecting');
+  await assert.rejects(adapter.run('set_led', { on: true }, never), { name: 'AdapterError', message: 'device unavailable' });
+  await sink.until('a failed attempt while out of range', () => sink.states.some((s) => /le-connection-abort-by-local; retrying in/.test(s.detail)));
+  assert.equal(bluez.connects(ADDRESS), 1);
+
+  bluez.setInRange(ADDRESS, true);
+  const before = sink.readings.length;
+  await sink.until('connected again', () => sink.state() === 'connected');
+  assert.equal(bluez.connects(ADDRESS), 2);
+  bluez.notify(ADDRESS, TEMPERATURE, centi(19));
+  await sink.until('a reading after the reconnect', () => sink.readings.slice(before).some((r) => r.data.celsius === 19));
+  assert.deepEqual(await adapter.run('set_led', { on: true }, never), { on: true, written: '01' });
+});
+
+void test('bluetoothd leaving the bus: unavailable with the reason, back when it returns', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t);
+  const { bluez } = r;
+  const { adapter, sink } = adapterOn(r);
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+  await bluez.close();
+  await sink.until('unavailable without BlueZ', () => sink.state() === 'unavailable');
+  assert.match(adapter.status().detail, /BlueZ is not running \(no org\.bluez on the system bus\); retrying in/);
+  await assert.rejects(adapter.run('read_temperature', {}, never), /device unavailable/);
+
+  const again = await startFakeBluez(r.bus.address, [thermometer()]);
+  r.cleanup(() => again.close());
+  await sink.until('connected to the new bluetoothd', () => sink.state() === 'connected');
+  assert.deepEqual(await adapter.run('read_temperature', {}, never), { celsius: 21.5 });
+});
+
+void test('stop() disconnects the device, ends the retries and is idempotent', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t);
+  const { bluez } = r;
+  const { adapter, sink } = adapterOn(r);
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+  await adapter.stop();
+  assert.ok(bluez.calls.includes('Device1.Disconnect'));
+  assert.deepEqual(adapter.status(), { state: 'unavailable', detail: 'stopped' });
+  await adapter.stop();
+  await assert.rejects(adapter.run('set_led', { on: true }, never), /device unavailable/);
+});
+
+void test('a device that never shows up: connecting with the scan result, and stop() ends the scan', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t);
+  const { bluez } = r;
+  const { adapter, sink } = adapterOn(r, deviceConfig({ address: '00:00:00:00:00:01' }), 300);
+  await adapter.start(sink);
+  await sink.until('a scan that found nothing', () => sink.states.some((s) => /^00:00:00:00:00:01 not found in 0\.3 s of scanning; retrying in/.test(s.detail)));
+  assert.ok(sink.states.every((s) => s.state === 'connecting'), JSON.stringify(sink.states));
+  await sink.until('scanning again', () => sink.states.at(-1)!.detail.startsWith('scanning for 00:00:00:00:00:01'));
+  await adapter.stop();
+  assert.equal(adapter.status().state, 'unavailable');
+  assert.equal(bluez.calls.filter((c) => c === 'Adapter1.StartDiscovery').length, bluez.calls.filter((c) => c === 'Adapter1.StopDiscovery').length, 'every scan was stopped');
+});
