@@ -8,5 +8,6 @@ import { taskflowsCapability } from './taskflows/taskflows-capability';
 import { accessCapability } from './access/access-capability';
 import { pairingCapability } from './pairing/pairing-capability';
 import { meshCapability } from './discovery/discovery-capability';
+import { hardwareCapability } from './hardware/hardware-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability, hardwareCapability];

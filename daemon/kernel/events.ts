@@ -84,6 +84,8 @@ export interface DeviceRevokedEvent {
   type: 'device_revoked';
   kind: 'node' | 'phone' | 'browser' | 'brain';
   deviceId: string;
+  /** A node's node_id (what its /v1/node link registered as); null for other kinds. */
+  nodeId: string | null;
   at: number;
 }
 

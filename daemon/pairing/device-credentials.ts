@@ -30,8 +30,12 @@ export class DeviceCredentials implements CapabilityVerifier {
   private readonly byHash = new Map<string, CredentialPrincipal>();
   private readonly hashOf = new Map<string, string>();
 
-  add(keyHash: string, kind: PairKind, deviceId: string): void {
-    this.byHash.set(keyHash, principalFor(kind, deviceId));
+  /**
+   * A node's principal is named by its node_id (what it registers as on /v1/node; the device id when
+   * it was paired without one), every other kind's by its device id.
+   */
+  add(keyHash: string, kind: PairKind, deviceId: string, nodeId: string | null = null): void {
+    this.byHash.set(keyHash, principalFor(kind, kind === 'node' ? (nodeId ?? deviceId) : deviceId));
     this.hashOf.set(deviceId, keyHash);
   }
 

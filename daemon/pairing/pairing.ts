@@ -60,7 +60,7 @@ export class Pairing {
 
   /** Loads the live device keys into the credential store (after the migrations ran). */
   start(): void {
-    for (const d of activeDevices(this.deps.store)) this.deps.credentials.add(d.key_hash, d.kind, d.device_id);
+    for (const d of activeDevices(this.deps.store)) this.deps.credentials.add(d.key_hash, d.kind, d.device_id, d.node_id);
     this.deps.logger.debug({ devices: this.deps.credentials.size }, 'paired devices loaded');
   }
 
@@ -202,7 +202,7 @@ export class Pairing {
       return device;
     });
     if (result instanceof AppError) throw result;
-    this.deps.credentials.add(result.key_hash, result.kind, result.device_id);
+    this.deps.credentials.add(result.key_hash, result.kind, result.device_id, result.node_id);
     this.deps.logger.info({ device_id: result.device_id, kind: result.kind, pair_id: result.pair_id }, 'device paired');
     return { device_id: result.device_id, kind: result.kind, name: result.name, node_id: result.node_id, device_key: key, brain_id: this.brainId() };
   }
@@ -219,7 +219,7 @@ export class Pairing {
       return null;
     });
     if (conflict) throw conflict;
-    this.deps.credentials.add(device.key_hash, 'node', device.device_id);
+    this.deps.credentials.add(device.key_hash, 'node', device.device_id, device.node_id);
     this.deps.logger.info({ device_id: device.device_id, node_id: nodeId }, 'node paired by code');
     return { device, key };
   }
@@ -275,7 +275,7 @@ export class Pairing {
     if (!device || !(await this.deps.store.write((db) => revokeDevice(db, id, now)))) throw notFound('device', id);
     this.deps.credentials.remove(id);
     const closed = this.deps.connections.close(devicePrincipalId(device.kind, id), CLOSE_CODES.revoked, 'device revoked');
-    this.deps.bus.emit({ type: 'device_revoked', kind: device.kind, deviceId: id, at: now });
+    this.deps.bus.emit({ type: 'device_revoked', kind: device.kind, deviceId: id, nodeId: device.kind === 'node' ? (device.node_id ?? id) : null, at: this.deps.clock.now() });
     this.deps.logger.info({ device_id: id, kind: device.kind, connections_closed: closed }, 'device revoked');
     return { id, revoked: true, connections_closed: closed };
   }

@@ -24,7 +24,7 @@ void test('announce, status, claim: the node key is given to the announcing node
   assert.equal(claimed.node_id, 'n1');
   const polled = codes.status({ code: '000001', node_id: 'n1' });
   assert.equal(polled.status, 'paired');
-  assert.deepEqual(rig.credentials.verify({ token: polled.token! }), { kind: 'node', id: claimed.device_id });
+  assert.deepEqual(rig.credentials.verify({ token: polled.token! }), { kind: 'node', id: 'n1' });
   assert.equal(status(() => codes.status({ code: '000001', node_id: 'n2' })), 404);
   await assert.rejects(codes.claim({ code: '000001' }, 'me'), (e: AppError) => e.status === 409);
   rig.clock.t += CODE_TTL_MS;

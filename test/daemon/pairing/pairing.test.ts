@@ -54,7 +54,7 @@ void test('mint → check → complete: a token is shown once, stored as a hash,
 void test('node and brain keys prove node and peer principals; a node already paired is a 409 naming the revoke', async (t) => {
   const rig = pairingRig(t);
   const node = await rig.pairing.complete({ token: (await rig.pairing.mint({ kind: 'node', node_id: 'esp32-kitchen' })).token });
-  assert.deepEqual(rig.credentials.verify({ token: node.device_key }), { kind: 'node', id: node.device_id });
+  assert.deepEqual(rig.credentials.verify({ token: node.device_key }), { kind: 'node', id: 'esp32-kitchen' });
   const brain = await rig.pairing.complete({ token: (await rig.pairing.mint({ kind: 'brain' })).token });
   assert.deepEqual(rig.credentials.verify({ token: brain.device_key }), { kind: 'peer', id: brain.device_id });
   const twice = await rejectsWith(rig.pairing.complete({ token: (await rig.pairing.mint({ kind: 'node', node_id: 'esp32-kitchen' })).token }), 409);
@@ -135,7 +135,7 @@ void test('revoke: the key stops verifying at once, the device\'s sockets are cl
   assert.equal(rig.credentials.verify({ token: phone.device_key }), undefined);
   assert.ok(rig.credentials.verify({ token: other.device_key }));
   assert.deepEqual(rig.connections.closed, [{ principal: `device:${phone.device_id}`, code: 4001 }]);
-  assert.deepEqual(rig.events, [{ type: 'device_revoked', kind: 'phone', deviceId: phone.device_id, at: rig.clock.t }], 'announced for sockets outside /v1/session (a node\'s /v1/node link)');
+  assert.deepEqual(rig.events, [{ type: 'device_revoked', kind: 'phone', deviceId: phone.device_id, nodeId: null, at: rig.clock.t }], 'announced for sockets outside /v1/session (a node\'s /v1/node link)');
   await rejectsWith(rig.pairing.revoke(phone.device_id), 404);
   const restarted = pairingRig(t, { dir: rig.dir });
   assert.equal(restarted.credentials.verify({ token: phone.device_key }), undefined);
