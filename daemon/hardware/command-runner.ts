@@ -134,9 +134,9 @@ export class CommandRunner {
   private refusal(request: RunRequest, r: ResolvedAction): Ended | null {
     const denied = (why: string): Ended => ({ status: 'denied', detail: why, set: { error: why } });
     if (request.refuse) return denied(request.refuse);
-    if (!r.granted) return denied(`${r.action.name} was not granted to node ${r.nodeId}`);
     if (r.optInOff) return denied(`the ${r.optInOff} tier is off (settings hardware.opt_in.${r.optInOff})`);
     if (!r.online || !this.deps.links()?.online(r.nodeId)) return { status: 'failed', detail: 'device offline', set: { error: 'device offline' } };
+    if (!r.granted) return denied(`${r.action.name} was not granted to node ${r.nodeId}`);
     if (r.action.category !== 'sensor' && !this.admit(r.deviceId, r.action.rate_limit_per_minute ?? this.deps.actuatorRatePerMinute)) return denied('rate limited');
     return null;
   }
