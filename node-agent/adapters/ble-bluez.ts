@@ -115,11 +115,11 @@ export function bluezSessions(options: BluezOptions): OpenBleSession {
       bus = o.busAddress === undefined ? dbus.systemBus() : dbus.sessionBus({ busAddress: o.busAddress });
     } catch (err) {
       // A malformed address throws at once.
-      throw new BleUnavailable(`no D-Bus system bus (${messageOf(err)}): BLE needs BlueZ over D-Bus`);
+      throw new BleUnavailable(`no D-Bus system bus (${messageOf(err)}); BLE needs BlueZ over D-Bus`);
     }
     bus.on('error', (err: unknown) => {
       o.log.debug({ err: messageOf(err) }, 'ble: D-Bus connection error');
-      end.end(new BleUnavailable(`D-Bus connection failed (${messageOf(err)})`));
+      end.end(new BleUnavailable(`D-Bus: ${messageOf(err)}`));
     });
     watchStream(bus, end);
     const session = new BluezSession(bus, end, o);
@@ -140,7 +140,7 @@ const streamOf = (bus: MessageBus): { once(event: 'close', fn: () => void): void
 
 /** A closed socket under dbus-next (the daemon stopped) ends the session; dbus-next itself says nothing until the next call. */
 function watchStream(bus: MessageBus, end: SessionEnd): void {
-  streamOf(bus)?.once('close', () => end.end(new BleUnavailable('the D-Bus connection closed')));
+  streamOf(bus)?.once('close', () => end.end(new BleUnavailable('D-Bus: the connection closed')));
 }
 
 class BluezSession implements BleSession {
@@ -193,7 +193,7 @@ class BluezSession implements BleSession {
       this.end.onEnd((reason) => {
         clearTimeout(timer);
         this.bus.off('connect', onConnect);
-        reject(new BleUnavailable(`no D-Bus system bus: ${reason.message.replace(/^D-Bus connection failed /, '')}; BLE needs BlueZ over D-Bus`));
+        reject(new BleUnavailable(`no D-Bus system bus (${reason.message.replace(/^D-Bus: /, '')}); BLE needs BlueZ over D-Bus`));
       });
     });
   }

@@ -2,7 +2,10 @@
 // Integers and float32 are little-endian as in the GATT specification's own characteristic formats; a
 // scale turns raw units into the reading's (int16le centi-degrees × 0.01 = degrees) and back for
 // writes; hex is the bytes themselves as a string.
-import type { BleValueFormat } from './ble-config';
+
+/** The formats this codec reads and writes (config.ts BLE_FORMATS offers these). */
+export const BLE_VALUE_FORMATS = ['utf8', 'json', 'hex', 'uint8', 'int8', 'uint16le', 'int16le', 'uint32le', 'int32le', 'float32le'] as const;
+export type BleValueFormat = (typeof BLE_VALUE_FORMATS)[number];
 
 /** A value that cannot be written in the format (wrong type, out of range): the action's error. */
 export class BleEncodeError extends Error {

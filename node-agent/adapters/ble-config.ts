@@ -2,12 +2,35 @@
 // adapter: the peripheral to look for, the characteristics to resolve on every connection, which of
 // them are readings (notifications → device_event), which actions read and which write. blePlan
 // derives it once; bleDeviceProblems lists what the schema cannot say about a BLE entry, each with its
-// JSON path, for the config loader to report with the rest.
-import { normalizeAction } from '../../protocol/node';
-import type { BLE_FORMATS, BleDevice } from '../config';
+// JSON path, for the config loader to report with the rest. config.ts imports this file, so the entry
+// is described here by the fields read (BleDeviceEntry), not imported: config.ts's BleDevice must stay
+// assignable to it, which ble.ts's use of both checks at compile time.
+import { normalizeAction, type DeviceAction } from '../../protocol/node';
+import type { BleValueFormat } from './ble-codec';
 import type { BleTarget, BleWriteMode } from './ble-transport';
 
-export type BleValueFormat = (typeof BLE_FORMATS)[number];
+export type { BleValueFormat } from './ble-codec';
+
+/** The fields of a `ble` device entry (config.ts BleDevice) this file reads. */
+export interface BleDeviceEntry {
+  readonly id: string;
+  readonly address?: string | undefined;
+  readonly local_name?: string | undefined;
+  readonly hci?: string | undefined;
+  readonly actions: readonly DeviceAction[];
+  readonly characteristics: ReadonlyArray<{
+    readonly service: string;
+    readonly characteristic: string;
+    readonly format?: BleValueFormat | undefined;
+    readonly scale?: number | undefined;
+    readonly reading?: string | undefined;
+    readonly field?: string | undefined;
+    readonly read_action?: string | undefined;
+    readonly write_action?: string | undefined;
+    readonly param?: string | undefined;
+    readonly write_without_response?: boolean | undefined;
+  }>;
+}
 /** Without a format, bytes are shown (and written) as hex: every value has one. */
 export const DEFAULT_BLE_FORMAT: BleValueFormat = 'hex';
 /** The data field of a reading and of a read action's result when the entry names none. */
@@ -62,7 +85,7 @@ export interface BlePlan {
 }
 
 /** Problems of a BLE entry beyond the schema and config.ts's own checks (paths under `path`). */
-export function bleDeviceProblems(device: BleDevice, path = ''): string[] {
+export function bleDeviceProblems(device: BleDeviceEntry, path = ''): string[] {
   const problems: string[] = [];
   const actions = new Map(device.actions.flatMap((a) => {
     const n = normalizeAction(a);
@@ -91,7 +114,7 @@ export function bleDeviceProblems(device: BleDevice, path = ''): string[] {
 }
 
 /** The plan of a valid entry; throws an Error listing bleDeviceProblems otherwise (a programming error: the loader checks first). */
-export function blePlan(device: BleDevice): BlePlan {
+export function blePlan(device: BleDeviceEntry): BlePlan {
   const problems = bleDeviceProblems(device, `/devices/${device.id}`);
   if (problems.length > 0) throw new Error(`ble device ${device.id} is invalid:\n  ${problems.join('\n  ')}`);
   const characteristics = new Map<string, CharacteristicRef>();
