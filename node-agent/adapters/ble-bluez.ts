@@ -122,7 +122,7 @@ export function bluezSessions(options: BluezOptions): OpenBleSession {
       end.end(new BleUnavailable(`D-Bus: ${messageOf(err)}`));
     });
     watchStream(bus, end);
-    const session = new BluezSession(bus, end, o);
+    const session = new BluezSession(bus, end, o, dbus.Variant);
     try {
       await session.open(new Bluetooth(bus));
     } catch (err) {
@@ -143,14 +143,27 @@ function watchStream(bus: MessageBus, end: SessionEnd): void {
   streamOf(bus)?.once('close', () => end.end(new BleUnavailable('D-Bus: the connection closed')));
 }
 
+/**
+ * Adapter1's discovery methods, called directly: node-ble's startDiscovery() refuses while the adapter
+ * is already discovering, but bluetoothd keeps one discovery session per D-Bus client (several devices,
+ * several sessions, each scanning until it stops its own).
+ */
+interface DiscoveryMethods {
+  SetDiscoveryFilter(filter: Record<string, DbusNextModule.Variant>): Promise<void>;
+  StartDiscovery(): Promise<void>;
+  StopDiscovery(): Promise<void>;
+}
+
 class BluezSession implements BleSession {
   private adapter: NodeBle.Adapter | null = null;
+  private discovery: DiscoveryMethods | null = null;
   private adapterName = '';
   private closed = false;
   constructor(
     private readonly bus: MessageBus,
     private readonly end: SessionEnd,
     private readonly o: Required<Omit<BluezOptions, 'busAddress' | 'adapterName'>> & Pick<BluezOptions, 'adapterName'>,
+    private readonly Variant: typeof DbusNextModule.Variant,
   ) {}
 
   private call<T>(work: Promise<T>, what: string, signal?: AbortSignal): Promise<T> {
@@ -173,6 +186,8 @@ class BluezSession implements BleSession {
     if (!names.includes(name)) throw new BleUnavailable(`no Bluetooth adapter ${name} (BlueZ has ${names.join(', ')})`);
     const adapter = await this.call(bluetooth.getAdapter(name), `open adapter ${name}`);
     if (!(await this.call(adapter.isPowered(), `adapter ${name} Powered`))) throw new BleUnavailable(`Bluetooth adapter ${name} is powered off`);
+    const object = await this.call(this.bus.getProxyObject('org.bluez', `/org/bluez/${name}`), `adapter ${name}`);
+    this.discovery = object.getInterface('org.bluez.Adapter1') as unknown as DiscoveryMethods;
     this.adapter = adapter;
     this.adapterName = name;
   }
@@ -212,9 +227,17 @@ class BluezSession implements BleSession {
 
   async find(target: BleTarget, timeoutMs: number, signal: AbortSignal): Promise<BlePeripheral> {
     const adapter = this.adapter;
-    if (!adapter) throw new Error('find before open');
-    const startedHere = !(await this.call(adapter.isDiscovering(), 'Discovering'));
-    if (startedHere) await this.call(adapter.startDiscovery(), 'StartDiscovery');
+    const discovery = this.discovery;
+    if (!adapter || !discovery) throw new Error('find before open');
+    await this.call(discovery.SetDiscoveryFilter({ Transport: new this.Variant('s', 'le') }), 'SetDiscoveryFilter');
+    let started = true;
+    try {
+      await this.call(discovery.StartDiscovery(), 'StartDiscovery');
+    } catch (err) {
+      // This connection's session already runs (it never does: one scan per session at a time).
+      if (!isDbusError(err, 'org.bluez.Error.InProgress')) throw err;
+      started = false;
+    }
     try {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -224,15 +247,15 @@ class BluezSession implements BleSession {
         await guarded(sleep(this.o.scanPollMs), 'scan', this.o.scanPollMs + 1000, this.end.signal, signal);
       }
     } finally {
-      if (startedHere && !this.end.signal.aborted) await this.stopDiscovery(adapter);
+      if (started && !this.end.signal.aborted) await this.stopDiscovery(discovery);
     }
   }
 
-  private async stopDiscovery(adapter: NodeBle.Adapter): Promise<void> {
+  private async stopDiscovery(discovery: DiscoveryMethods): Promise<void> {
     try {
-      if (await this.call(adapter.isDiscovering(), 'Discovering')) await this.call(adapter.stopDiscovery(), 'StopDiscovery');
+      await this.call(discovery.StopDiscovery(), 'StopDiscovery');
     } catch (err) {
-      // The scan result stands; a discovery left running is BlueZ's to time out.
+      // The scan result stands; bluetoothd ends this client's discovery when the session's connection closes.
       this.o.log.warn({ err: messageOf(err) }, 'ble: StopDiscovery failed');
     }
   }

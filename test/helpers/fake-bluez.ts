@@ -25,6 +25,8 @@ export interface FakePeripheralSpec {
   address: string;
   name: string;
   services: FakeServiceSpec[];
+  /** How long after discovery starts the peripheral is found (its advertising interval); default at once. */
+  advertiseAfterMs?: number;
 }
 
 export interface FakeBluez {
@@ -58,6 +60,12 @@ AgentManager.configureMembers({
   methods: { RegisterAgent: { inSignature: 'os' }, UnregisterAgent: { inSignature: 'o' }, RequestDefaultAgent: { inSignature: 'o' } },
 });
 
+/**
+ * Discovery is per client, as in bluetoothd: each D-Bus connection starts and stops its own session
+ * (a second StartDiscovery from the same one is InProgress), Discovering is true while any session
+ * runs, and a client leaving the bus ends its session. The methods are answered by discoveryCall,
+ * which sees the caller; the class declares them for introspection.
+ */
 class Adapter extends Interface {
   Address = '00:1A:7D:DA:71:13';
   AddressType = 'public';
@@ -65,27 +73,43 @@ class Adapter extends Interface {
   Alias = 'svc-test';
   Powered = true;
   Discovering = false;
+  private readonly sessions = new Set<string>();
   constructor(private readonly rig: Rig) {
     super('org.bluez.Adapter1');
   }
   StartDiscovery(): void {
-    this.rig.calls.push('Adapter1.StartDiscovery');
-    if (this.Discovering) throw new DBusError('org.bluez.Error.InProgress', 'Operation already in progress');
-    this.Discovering = true;
-    Interface.emitPropertiesChanged(this, { Discovering: true }, []);
-    this.rig.discover();
+    throw new DBusError('org.bluez.Error.Failed', 'answered by discoveryCall');
   }
   StopDiscovery(): void {
-    this.rig.calls.push('Adapter1.StopDiscovery');
-    if (!this.Discovering) throw new DBusError('org.bluez.Error.Failed', 'No discovery started');
-    this.Discovering = false;
-    Interface.emitPropertiesChanged(this, { Discovering: false }, []);
+    throw new DBusError('org.bluez.Error.Failed', 'answered by discoveryCall');
   }
   SetDiscoveryFilter(_filter: Options): void {
     this.rig.calls.push('Adapter1.SetDiscoveryFilter');
   }
   RemoveDevice(_device: string): void {
     this.rig.calls.push('Adapter1.RemoveDevice');
+  }
+  /** The error name and text for a refused call, or null when done. */
+  discoveryCall(member: 'StartDiscovery' | 'StopDiscovery', client: string): [string, string] | null {
+    this.rig.calls.push(`Adapter1.${member}`);
+    if (member === 'StartDiscovery') {
+      if (this.sessions.has(client)) return ['org.bluez.Error.InProgress', 'Operation already in progress'];
+      this.sessions.add(client);
+    } else {
+      if (!this.sessions.delete(client)) return ['org.bluez.Error.Failed', 'No discovery started'];
+    }
+    this.update();
+    return null;
+  }
+  clientLeft(client: string): void {
+    if (this.sessions.delete(client)) this.update();
+  }
+  private update(): void {
+    const discovering = this.sessions.size > 0;
+    if (discovering === this.Discovering) return;
+    this.Discovering = discovering;
+    Interface.emitPropertiesChanged(this, { Discovering: discovering }, []);
+    if (discovering) this.rig.discover(() => this.Discovering);
   }
 }
 Adapter.configureMembers({
@@ -259,6 +283,7 @@ type ManagedObjects = Record<string, Record<string, Record<string, InstanceType<
 /** The exported objects, kept so ObjectManager can list them and announce changes. */
 class Rig {
   readonly calls: string[] = [];
+  readonly timers = new Set<NodeJS.Timeout>();
   readonly devices = new Map<string, Device>();
   private readonly objects = new Map<string, Map<string, InstanceType<typeof Interface>>>();
   objectManager: ObjectManager | null = null;
@@ -276,11 +301,15 @@ class Rig {
     if (this.objects.get(path)?.size === 0) this.objects.delete(path);
     this.objectManager?.InterfacesRemoved(path, [nameOf(iface)]);
   }
-  /** Discovery finds every peripheral in range that is not known yet. */
-  discover(): void {
+  /** While discovery runs, each peripheral in range is found after its advertising interval. */
+  discover(running: () => boolean): void {
     for (const d of this.devices.values()) {
       const path = devicePath(d.spec.address);
-      if (d.inRange && !this.objects.has(path)) this.exportObject(path, d);
+      const found = (): void => {
+        if (running() && d.inRange && !this.objects.has(path)) this.exportObject(path, d);
+      };
+      if ((d.spec.advertiseAfterMs ?? 0) === 0) found();
+      else this.timers.add(setTimeout(found, d.spec.advertiseAfterMs));
     }
   }
   managed(): ManagedObjects {
@@ -346,7 +375,18 @@ export async function startFakeBluez(busAddress: string, peripherals: readonly F
   rig.objectManager = new ObjectManager(rig);
   bus.export('/', rig.objectManager);
   rig.exportObject('/org/bluez', new AgentManager('org.bluez.AgentManager1'));
-  rig.exportObject('/org/bluez/hci0', new Adapter(rig));
+  const adapter = new Adapter(rig);
+  rig.exportObject('/org/bluez/hci0', adapter);
+  bus.addMethodHandler((msg: dbus.Message): boolean => {
+    if (msg.path !== '/org/bluez/hci0' || msg.interface !== 'org.bluez.Adapter1' || (msg.member !== 'StartDiscovery' && msg.member !== 'StopDiscovery')) return false;
+    const refused = adapter.discoveryCall(msg.member, msg.sender);
+    bus.send(refused ? dbus.Message.newError(msg as unknown as string, ...refused) : dbus.Message.newMethodReturn(msg, '', []));
+    return true;
+  });
+  const daemon = await bus.getProxyObject('org.freedesktop.DBus', '/org/freedesktop/DBus');
+  daemon.getInterface('org.freedesktop.DBus').on('NameOwnerChanged', (name: string, _old: string, owner: string) => {
+    if (owner === '') adapter.clientLeft(name);
+  });
   await bus.requestName('org.bluez', dbus.NameFlag.DO_NOT_QUEUE);
   let closed = false;
   return {
@@ -362,6 +402,7 @@ export async function startFakeBluez(busAddress: string, peripherals: readonly F
     close: async () => {
       if (closed) return;
       closed = true;
+      for (const t of rig.timers) clearTimeout(t);
       bus.disconnect();
       // Nothing may arrive after this: dbus-next would answer a late method call on the closed stream and throw.
       (bus as unknown as { _connection: { stream: { destroy(): void } } })._connection.stream.destroy();

@@ -28,9 +28,10 @@ const centi = (celsius: number): Buffer => {
   return b;
 };
 
-const thermometer = (address = ADDRESS, name = 'Thermo-7'): FakePeripheralSpec => ({
+const thermometer = (address = ADDRESS, name = 'Thermo-7', advertiseAfterMs = 0): FakePeripheralSpec => ({
   address,
   name,
+  advertiseAfterMs,
   services: [
     { uuid: ENV_SENSING, characteristics: [{ uuid: TEMPERATURE, flags: ['read', 'notify'], value: centi(21.5) }] },
     { uuid: LED_SERVICE, characteristics: [{ uuid: LED, flags: ['read', 'write'], value: Buffer.from([0]) }] },
@@ -189,6 +190,26 @@ void test('finds the peripheral by its local name among others', { skip: missing
   await adapter.start(sink);
   await sink.until('connected', () => sink.state() === 'connected');
   assert.match(adapter.status().detail, /C4:7C:8D:6A:12:F0/);
+});
+
+void test('two devices scan at once, each with its own discovery session, and both connect', { skip: missing ?? false }, async (t) => {
+  const SECOND = '11:22:33:44:55:66';
+  // The second thermometer advertises later than the first is found: a scan that leaned on the
+  // first one's discovery would stop with it and never find the second.
+  const r = await rig(t, [thermometer(ADDRESS, 'Thermo-7', 100), thermometer(SECOND, 'Thermo-8', 300)]);
+  const first = adapterOn(r);
+  const second = adapterOn(r, deviceConfig({ id: 'thermo_b', address: SECOND }));
+  await first.adapter.start(first.sink);
+  for (let i = 0; i < 2000 && !r.bluez.calls.includes('Adapter1.StartDiscovery'); i++) await new Promise((res) => setTimeout(res, 5));
+  await second.adapter.start(second.sink);
+  await first.sink.until('first connected', () => first.sink.state() === 'connected');
+  await second.sink.until('second connected', () => second.sink.state() === 'connected');
+  assert.match(second.adapter.status().detail, /11:22:33:44:55:66 \(Thermo-8\)/);
+  r.bluez.notify(SECOND, TEMPERATURE, centi(30));
+  await second.sink.until('the second one\'s reading', () => second.sink.readings.some((x) => x.data.celsius === 30));
+  assert.ok(first.sink.readings.every((x) => x.data.celsius !== 30), 'each adapter hears its own device');
+  assert.ok(second.sink.states.every((x) => !/not found/.test(x.detail)), JSON.stringify(second.sink.states));
+  assert.ok(r.bluez.calls.filter((c) => c === 'Adapter1.StartDiscovery').length >= 2);
 });
 
 void test('a dropped link: status connecting, actions fail fast, then it reconnects and readings flow again', { skip: missing ?? false }, async (t) => {
