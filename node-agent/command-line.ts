@@ -1,6 +1,7 @@
 // What a node-agent command line means (docs/node-agent.md). Pure: main.ts hands it argv and gets a
 // plain value back, so every option and every refusal is tested without a process.
-//   node-agent [run]                 the hardware link (issue 14; today: says it is not available)
+//   node-agent [run] [--config FILE] [--brain URL] [--node-id ID] [--name NAME] [--key-dir DIR]
+//                                    the hardware link (pairs first when the board has no key)
 //   node-agent pair [--brain URL] [--node-id ID] [--name NAME] [--key-dir DIR] [--timeout SECONDS]
 import { NAME_MAX, NODE_ID_PATTERN } from '../protocol/pairing';
 
@@ -12,23 +13,34 @@ export interface PairOptions {
   timeoutSeconds: number;
 }
 
-export type AgentCommand = { kind: 'run' } | { kind: 'help' } | { kind: 'pair'; options: PairOptions } | { kind: 'usage'; message: string };
+export interface RunOptions {
+  config?: string;
+  brain?: string;
+  nodeId?: string;
+  name?: string;
+  keyDir?: string;
+}
+
+export type AgentCommand = { kind: 'run'; options: RunOptions } | { kind: 'help' } | { kind: 'pair'; options: PairOptions } | { kind: 'usage'; message: string };
 
 /** How long `pair` waits for the claim by default: a code's whole life on the brain (10 minutes). */
 /** The environment variables the node-agent reads (main.ts), as docs/node-agent.md lists them. */
 export const NODE_AGENT_ENVIRONMENT = {
   SVC_BRAIN_URL: 'the brain to pair with when --brain is not given (else found over mDNS)',
   SVC_NODE_KEY_DIR: 'where node keys are kept when --key-dir is not given (default ~/.config/svc-node/keys)',
+  SVC_NODE_CONFIG: 'the config file of `run` when --config is not given (default ~/.config/svc-node/config.json)',
 } as const;
 
 export const DEFAULT_PAIR_TIMEOUT_S = 600;
 /** The longest --timeout: one day (a code lives 10 minutes; a node may announce again after a restart of the brain). */
 export const MAX_PAIR_TIMEOUT_S = 86_400;
 
-export const USAGE = `usage: node-agent [run]
+export const USAGE = `usage: node-agent [run] [--config FILE] [--brain URL] [--node-id ID] [--name NAME] [--key-dir DIR]
        node-agent pair [--brain URL] [--node-id ID] [--name NAME] [--key-dir DIR] [--timeout SECONDS]
 
-  run       connect this board to the brain (the hardware link; not in this version)
+  run       link this board's devices to the brain (pairs by code first when it has no node key)
+            --config FILE    the config file (default $SVC_NODE_CONFIG or ~/.config/svc-node/config.json)
+            --brain, --node-id, --name, --key-dir as for pair; they win over the config file
   pair      show a 6-digit code, wait until it is claimed with \`svc pair code NNNNNN\`, keep the node key
             --brain URL      the brain (default $SVC_BRAIN_URL, else found over mDNS)
             --node-id ID     this node's id (default the host name) [A-Za-z0-9._:-]{1,128}
@@ -39,6 +51,7 @@ export const USAGE = `usage: node-agent [run]
 
 const NODE_ID = new RegExp(NODE_ID_PATTERN);
 const PAIR_FLAGS = new Set(['brain', 'node-id', 'name', 'key-dir', 'timeout']);
+const RUN_FLAGS = new Set(['config', 'brain', 'node-id', 'name', 'key-dir']);
 
 /** A node id as node-protocol.md allows it, or the reason it is not one. */
 export function checkNodeId(id: string): string | undefined {
@@ -97,15 +110,24 @@ function pairOptions(values: ReadonlyMap<string, string>): PairOptions | string 
   return options;
 }
 
+function runOptions(values: ReadonlyMap<string, string>): RunOptions | string {
+  const config = values.get('config');
+  if (config !== undefined && (config === '' || config.includes('\0'))) return '--config needs a file';
+  const common = pairOptions(new Map([...values].filter(([k]) => k !== 'config')));
+  if (typeof common === 'string') return common;
+  const { timeoutSeconds: _unused, ...rest } = common;
+  return { ...rest, ...(config !== undefined ? { config } : {}) };
+}
+
 /** Reads `--flag value` and `--flag=value` pairs; the first problem wins. */
-function readFlags(args: readonly string[]): Map<string, string> | string {
+function readFlags(args: readonly string[], known: ReadonlySet<string>): Map<string, string> | string {
   const values = new Map<string, string>();
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (!a.startsWith('--')) return `unexpected argument "${a.slice(0, 40)}"`;
     const eq = a.indexOf('=');
     const name = a.slice(2, eq < 0 ? undefined : eq);
-    if (!PAIR_FLAGS.has(name)) return `unknown option --${name.slice(0, 40)}`;
+    if (!known.has(name)) return `unknown option --${name.slice(0, 40)}`;
     if (values.has(name)) return `--${name} given twice`;
     const value = eq < 0 ? args[++i] : a.slice(eq + 1);
     if (value === undefined) return `--${name} needs a value`;
@@ -117,9 +139,14 @@ function readFlags(args: readonly string[]): Map<string, string> | string {
 export function parseAgentArgs(args: readonly string[]): AgentCommand {
   if (args.some((a) => a === '-h' || a === '--help' || a === 'help')) return { kind: 'help' };
   const [command, ...rest] = args;
-  if (command === undefined || command === 'run') return rest.length === 0 ? { kind: 'run' } : { kind: 'usage', message: `run takes no arguments (got "${rest[0]!.slice(0, 40)}")` };
+  if (command === undefined || command === 'run' || command.startsWith('--')) {
+    const values = readFlags(command === 'run' ? rest : args, RUN_FLAGS);
+    if (typeof values === 'string') return { kind: 'usage', message: values };
+    const options = runOptions(values);
+    return typeof options === 'string' ? { kind: 'usage', message: options } : { kind: 'run', options };
+  }
   if (command !== 'pair') return { kind: 'usage', message: `unknown command "${command.slice(0, 40)}" (commands: run, pair)` };
-  const values = readFlags(rest);
+  const values = readFlags(rest, PAIR_FLAGS);
   if (typeof values === 'string') return { kind: 'usage', message: values };
   const options = pairOptions(values);
   return typeof options === 'string' ? { kind: 'usage', message: options } : { kind: 'pair', options };

@@ -61,7 +61,7 @@ const scratch = (t: { after(fn: () => void): void }): string => {
   return dir;
 };
 
-void test('loopback, --brain: code printed, claimed with `svc pair code`, exit 0; key 0600 is a node principal the brain lists; run then says the board is paired', { timeout: 90_000 }, async (t) => {
+void test('loopback, --brain: code printed, claimed with `svc pair code`, exit 0; key 0600 is a node principal the brain lists (run with a key: node-agent-run.test.ts)', { timeout: 90_000 }, async (t) => {
   const brain = await startBrain();
   t.after(() => brain.stop());
   const keyDir = join(scratch(t), 'keys');
@@ -91,16 +91,6 @@ void test('loopback, --brain: code printed, claimed with `svc pair code`, exit 0
   assert.equal(asNode.status, 403, 'the key authenticates (a node principal) but may not use admin routes');
   assert.equal((await fetch(`${brain.url}/api/devices/paired`, { headers: { authorization: `Bearer svcdk_${'x'.repeat(43)}` } })).status, 401, 'an unknown key, by contrast');
 
-  const run = await runTool(process.execPath, [AGENT], { env: boardEnv({ SVC_NODE_KEY_DIR: keyDir }) });
-  assert.equal(run.code, 69);
-  assert.match(run.stderr, /this board is paired \(node key .*rpi-garden\.key\)/);
-  assert.match(run.stderr, /hardware link is not available/);
-  const unpaired = await runTool(process.execPath, [AGENT, 'run'], { env: boardEnv({ SVC_NODE_KEY_DIR: join(keyDir, 'none') }) });
-  assert.equal(unpaired.code, 69);
-  assert.match(unpaired.stderr, /not paired yet \(no node key in .*none\); `node-agent pair` pairs it/);
-  const unreadable = await runTool(process.execPath, [AGENT], { env: boardEnv({ SVC_NODE_KEY_DIR: keyFile }) });
-  assert.equal(unreadable.code, 69, 'an unreadable key directory still exits 69 (systemd leaves it stopped)');
-  assert.match(unreadable.stderr, /cannot read the key directory .* \(ENOTDIR\)/);
 });
 
 void test('nobody claims: the timeout ends it with exit 1 and the brain still has the code pending; unreachable brain and bad flags fail at once', { timeout: 60_000 }, async (t) => {

@@ -4,8 +4,13 @@ import fc from 'fast-check';
 import { DEFAULT_PAIR_TIMEOUT_S, checkNodeId, parseAgentArgs, parseBrainUrl } from '../../node-agent/command-line';
 
 void test('commands: none or run is run, help anywhere is help, pair with every option in both spellings', () => {
-  assert.deepEqual(parseAgentArgs([]), { kind: 'run' });
-  assert.deepEqual(parseAgentArgs(['run']), { kind: 'run' });
+  assert.deepEqual(parseAgentArgs([]), { kind: 'run', options: {} });
+  assert.deepEqual(parseAgentArgs(['run']), { kind: 'run', options: {} });
+  assert.deepEqual(parseAgentArgs(['run', '--config', '/etc/svc-node/config.json', '--brain=http://10.0.0.2:9090', '--node-id', 'rpi-hall', '--name', 'Hall', '--key-dir', '/k']), {
+    kind: 'run',
+    options: { config: '/etc/svc-node/config.json', brain: 'http://10.0.0.2:9090', nodeId: 'rpi-hall', name: 'Hall', keyDir: '/k' },
+  });
+  assert.deepEqual(parseAgentArgs(['--config', 'c.json']), { kind: 'run', options: { config: 'c.json' } }, 'run is the default command, flags and all');
   assert.deepEqual(parseAgentArgs(['pair', '--help']), { kind: 'help' });
   assert.deepEqual(parseAgentArgs(['pair']), { kind: 'pair', options: { timeoutSeconds: DEFAULT_PAIR_TIMEOUT_S } });
   assert.deepEqual(parseAgentArgs(['pair', '--brain', 'http://10.0.0.2:9090/', '--node-id=rpi-garden', '--name', 'Garden Pi', '--key-dir', '/k', '--timeout=30']), {
@@ -21,7 +26,10 @@ void test('usage errors name the problem', () => {
     return c.kind === 'usage' ? c.message : '';
   };
   assert.match(usage(['fly']), /unknown command "fly"/);
-  assert.match(usage(['run', 'now']), /run takes no arguments/);
+  assert.match(usage(['run', 'now']), /unexpected argument "now"/);
+  assert.match(usage(['run', '--timeout', '5']), /unknown option --timeout/);
+  assert.match(usage(['run', '--config', '']), /--config needs a file/);
+  assert.match(usage(['run', '--node-id', 'a b']), /--node-id: node id "a b" is not/);
   assert.match(usage(['pair', '--brain']), /--brain needs a value/);
   assert.match(usage(['pair', '--colour', 'red']), /unknown option --colour/);
   assert.match(usage(['pair', 'extra']), /unexpected argument "extra"/);
