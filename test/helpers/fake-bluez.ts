@@ -34,6 +34,8 @@ export interface FakeBluez {
   writes(address: string, characteristic: string): Buffer[];
   /** The characteristic's value now (a write changes it, as a plain peripheral register does). */
   value(address: string, characteristic: string): Buffer;
+  /** WriteValue on the characteristic gets no reply until the returned function is called. */
+  holdWrites(address: string, characteristic: string): () => void;
   /** The peripheral changes a value: a notifying characteristic sends PropertiesChanged(Value). */
   notify(address: string, characteristic: string, value: Buffer): void;
   /** The link drops (Connected=false, the GATT objects go away); Connect works again afterwards. */
@@ -147,12 +149,23 @@ class Characteristic extends Interface {
     if (!this.Flags.includes('read')) throw new DBusError('org.bluez.Error.NotPermitted', 'Read not permitted');
     return this.Value;
   }
-  WriteValue(value: Buffer, _options: Options): void {
+  async WriteValue(value: Buffer, _options: Options): Promise<void> {
     this.rig.calls.push('GattCharacteristic1.WriteValue');
     if (!this.Flags.includes('write') && !this.Flags.includes('write-without-response')) throw new DBusError('org.bluez.Error.NotPermitted', 'Write not permitted');
+    await this.held;
     this.written.push(Buffer.from(value));
     this.Value = Buffer.from(value);
   }
+  /** Writes wait (no reply, like a peripheral that stopped answering) until the returned release is called. */
+  hold(): () => void {
+    let release = (): void => undefined;
+    this.held = new Promise<void>((resolve) => (release = resolve));
+    return () => {
+      this.held = Promise.resolve();
+      release();
+    };
+  }
+  private held: Promise<void> = Promise.resolve();
   StartNotify(): void {
     this.rig.calls.push('GattCharacteristic1.StartNotify');
     if (!this.Flags.includes('notify')) throw new DBusError('org.bluez.Error.NotSupported', 'Notify not supported');
@@ -393,6 +406,7 @@ export async function startFakeBluez(busAddress: string, peripherals: readonly F
     writes: (address, uuid) => characteristicOf(rig, address, uuid).written.map((b) => Buffer.from(b)),
     value: (address, uuid) => Buffer.from(characteristicOf(rig, address, uuid).Value),
     notify: (address, uuid, value) => characteristicOf(rig, address, uuid).push(value),
+    holdWrites: (address, uuid) => characteristicOf(rig, address, uuid).hold(),
     dropConnection: (address) => deviceOf(rig, address).drop(),
     setInRange: (address, inRange) => {
       deviceOf(rig, address).inRange = inRange;

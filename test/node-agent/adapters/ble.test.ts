@@ -184,6 +184,30 @@ void test('an action writes the characteristic, and the verify read-back sees th
   assert.equal(bluez.writes(ADDRESS, LED).length, 2, 'refused actions write nothing');
 });
 
+void test('an action in flight fails when the link drops, when its signal aborts, and when the adapter stops', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t);
+  const { adapter, sink } = adapterOn(r);
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+  const release = r.bluez.holdWrites(ADDRESS, LED);
+  r.cleanup(async () => release());
+
+  const aborter = new AbortController();
+  const aborted = adapter.run('set_led', { on: true }, aborter.signal);
+  aborter.abort();
+  await assert.rejects(aborted, { name: 'AdapterError', message: 'set_led: aborted' });
+
+  const dropped = adapter.run('set_led', { on: true }, never);
+  r.bluez.dropConnection(ADDRESS);
+  await assert.rejects(dropped, { name: 'AdapterError', message: `set_led: device unavailable (${ADDRESS} disconnected)` });
+
+  await sink.until('connected again', () => sink.state() === 'connected');
+  const stopped = assert.rejects(adapter.run('set_led', { on: true }, never), { name: 'AdapterError', message: 'set_led: the node-agent is stopping' });
+  await adapter.stop();
+  await stopped;
+  assert.deepEqual(r.bluez.writes(ADDRESS, LED), [], 'no held write went through');
+});
+
 void test('finds the peripheral by its local name among others', { skip: missing ?? false }, async (t) => {
   const r = await rig(t, [thermometer('11:22:33:44:55:66', 'Other'), thermometer()]);
   const { adapter, sink } = adapterOn(r, deviceConfig({ address: undefined, local_name: 'Thermo-7' }));
