@@ -6,8 +6,7 @@
 // settings.commands.keep are pruned, oldest first.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clock, Migration } from '../kernel/capability';
-import type { Db, Store } from '../store/store';
+import type { CapabilityContext, Clock, Db, Migration } from '../kernel/capability';
 import type { CommandRecord, CommandStatus } from '../../protocol/hardware';
 import { TERMINAL_COMMAND_STATUSES } from '../../protocol/hardware';
 import { advance, isFinal, type CommandStep } from './command-machine';
@@ -95,6 +94,8 @@ interface CommandRow {
   created_at: number;
   updated_at: number;
 }
+
+type Store = CapabilityContext['store'];
 
 const FINAL_LIST = TERMINAL_COMMAND_STATUSES.map((s) => `'${s}'`).join(', ');
 const iso = (ms: number): string => new Date(ms).toISOString();

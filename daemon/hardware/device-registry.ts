@@ -15,14 +15,15 @@
 import type { Logger } from 'pino';
 import type { EventBus } from '../kernel/event-bus';
 import type { BrainEvent } from '../kernel/events';
-import type { Clock, Migration } from '../kernel/capability';
-import type { Store } from '../store/store';
+import type { CapabilityContext, Clock, Migration } from '../kernel/capability';
 import type { Tool } from '../kernel/tool';
 import type { ToolRegistry } from '../kernel/tool-registry';
 import { OPT_IN_CAPABILITIES, type DeviceManifest, type NodeRegister, type NormalizedAction, type TransportKind } from '../../protocol/node';
 import type { RegisteredNode, RegistrationDecision } from './node-links';
 import { specOf, manifestsOf, type DeviceSpec } from './device-manifest';
 import { needsConfirmation, optInOf, toolName } from './device-tools';
+
+type Store = CapabilityContext['store'];
 
 export const DEVICE_MIGRATION: Migration = {
   version: 1,

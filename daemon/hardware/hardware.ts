@@ -3,14 +3,13 @@
 // a tool, runs commands (command-runner.ts), keeps telemetry (telemetry-store.ts), answers the agent's
 // device directory and serves the HTTP views. hardware-capability.ts wires it to the NodeHub.
 import type { Logger } from 'pino';
-import type { Clock, Migration, RoutePlugin } from '../kernel/capability';
+import type { CapabilityContext, Clock, Migration, RoutePlugin } from '../kernel/capability';
 import type { EventBus } from '../kernel/event-bus';
 import type { BrainEvent } from '../kernel/events';
 import type { Part } from '../kernel/parts';
 import type { ClientConnections, DeviceDirectory } from '../kernel/ports';
 import type { ToolRegistry } from '../kernel/tool-registry';
 import { defineTool, type ToolOutcome } from '../kernel/tool';
-import type { Store } from '../store/store';
 import { routes } from '../http/route-kit';
 import type { HardwareToolResult, TransportKind } from '../../protocol/node';
 import type { HardwareSettings } from './hardware-settings';
@@ -27,7 +26,7 @@ import { TelemetryStore } from './telemetry-store';
 import { createListener } from './hardware-listener';
 
 export interface HardwareDeps {
-  store: Store;
+  store: CapabilityContext['store'];
   tools: ToolRegistry;
   owner: string;
   bus: EventBus<BrainEvent>;

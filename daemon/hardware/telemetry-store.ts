@@ -15,7 +15,9 @@
 // one point per pair, so the length never exceeds history_points (property-tested), and the work is
 // amortised O(1) per sample.
 import type { Logger } from 'pino';
-import type { Store } from '../store/store';
+import type { CapabilityContext } from '../kernel/capability';
+
+type Store = CapabilityContext['store'];
 
 export type Scalar = string | number | boolean | null;
 export interface HistoryPoint {

@@ -1,12 +1,12 @@
 // daemon/hardware/hardware-listener.ts: phone-bridged peripherals (phone_ble devices on the phone node,
 // actions sent to the phone with params.device_id, a new register replacing the bridge's set, expiry
-// making them offline and then removing them), tool-name collisions, generic tools turned off, and
-// events the listener drops (unknown node, microphone while off).
+// making them offline and then removing them) and events the listener drops (unknown node, microphone
+// while off).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConnectedDeviceList } from '../../../protocol/hardware';
 import { expiresAtMs, optInOfEvent } from '../../../daemon/hardware/hardware-listener';
-import { hardwareRig, lampManifest, settingsWith } from './hardware-rig';
+import { hardwareRig, settingsWith } from './hardware-rig';
 
 void test('a phone bridge: peripherals become phone_ble devices whose actions go to the phone with params.device_id', async (t) => {
   const rig = await hardwareRig(t);
@@ -56,22 +56,6 @@ void test('bridge expiry: offline at expires_at, removed three heartbeat interva
   assert.equal(rig.tools.get('hwdev_tag__read_battery'), undefined);
   assert.equal(expiresAtMs(1_800_000_000), 1_800_000_000_000);
   assert.equal(expiresAtMs(1_800_000_000_000), 1_800_000_000_000);
-});
-
-void test('two device ids that differ only in case: the second action has no tool of its own', async (t) => {
-  const rig = await hardwareRig(t);
-  rig.register('pi-1', { device_manifest: [lampManifest(), { ...lampManifest(), device_id: 'LAMP' }] });
-  const devices = ((await rig.inject('/api/devices/connected')).json() as ConnectedDeviceList).devices;
-  const tools = devices.flatMap((d) => d.actions.map((a) => a.tool));
-  assert.equal(tools.filter((n) => n === 'hwdev_lamp__set_power').length, 1);
-  assert.equal(tools.filter((n) => n === null).length, 2);
-});
-
-void test('generic_tools off: devices are listed, no hwdev_ tool is registered', async (t) => {
-  const rig = await hardwareRig(t, settingsWith({ generic_tools: false }));
-  rig.register('pi-1', { device_manifest: lampManifest() });
-  assert.equal(rig.tools.names().filter((n) => n.startsWith('hwdev_')).length, 0);
-  assert.equal(rig.hw.devices.list().length, 1);
 });
 
 void test('events of an unregistered node and microphone events while off are dropped', async (t) => {

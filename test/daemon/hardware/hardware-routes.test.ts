@@ -1,7 +1,6 @@
 // daemon/hardware/hardware-routes.ts through the real HTTP app: /api/commands/recent's limit (1–500,
 // default 50, plain decimal digits: anything else a 400 in the error envelope, never clamped), its
-// device and status filters, newest first; /api/commands/{id} 404 NOT_FOUND for an unknown id; and
-// pruning beyond commands.keep.
+// device and status filters, newest first; /api/commands/{id} 404 NOT_FOUND for an unknown id.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CommandRecord } from '../../../protocol/hardware';
@@ -49,20 +48,4 @@ void test('one command by id; an unknown id is 404 NOT_FOUND', async (t) => {
   const missing = await rig.inject('/api/commands/cmd_nope');
   assert.equal(missing.statusCode, 404);
   assert.equal((missing.json() as { error: { code: string } }).error.code, 'NOT_FOUND');
-});
-
-void test('final commands beyond commands.keep are pruned, oldest first, with their history', async (t) => {
-  const rig = await hardwareRig(t, settingsWith({ commands: { keep: 5 }, actuator_rate_per_minute: 6000 }));
-  rig.nodes.scripts.set('pi-1', lampScript());
-  rig.register('pi-1', { device_manifest: lampManifest({}, null) });
-  const ids: string[] = [];
-  for (let i = 0; i < 9; i++) {
-    rig.clock.ms += 1;
-    ids.push((await rig.call('hwdev_lamp__set_power', { on: true })).data.data.command_id as string);
-  }
-  await new Promise((r) => setTimeout(r, 20));
-  const kept = ((await rig.inject('/api/commands/recent?limit=500')).json() as List).commands.map((c) => c.command_id);
-  assert.deepEqual(kept, ids.slice(4).reverse());
-  assert.equal((await rig.inject(`/api/commands/${ids[0]!}`)).statusCode, 404);
-  assert.equal(rig.sqlite.get<{ n: number }>('SELECT COUNT(*) AS n FROM hw_command_history WHERE command_id = ?', [ids[0]!])?.n, 0);
 });
