@@ -11,7 +11,7 @@ import type * as DbusNextModule from 'dbus-next';
 import type { MessageBus } from 'dbus-next';
 import type NodeBle from 'node-ble';
 import type { AdapterLog } from './adapter';
-import { BleNotFound, BleUnavailable, describeTarget, matchesTarget, type BleCharacteristic, type BlePeripheral, type BleSession, type BleTarget, type OpenBleSession } from './ble-transport';
+import { BleNotFound, BleUnavailable, describeTarget, guarded, matchesTarget, type BleCharacteristic, type BlePeripheral, type BleSession, type BleTarget, type OpenBleSession } from './ble-transport';
 
 type DbusNext = typeof DbusNextModule;
 type BluetoothClass = new (bus: MessageBus) => NodeBle.Bluetooth;
@@ -69,39 +69,6 @@ class SessionEnd {
     if (this.controller.signal.aborted) listener(this.controller.signal.reason as BleUnavailable);
     else this.listeners.push(listener);
   }
-}
-
-/** `work`, unless the session ends, `signal` aborts, or `ms` pass first. */
-function guarded<T>(work: Promise<T>, what: string, ms: number, end: AbortSignal, signal?: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const signals = signal ? [end, signal] : [end];
-    const stop = (): void => {
-      clearTimeout(timer);
-      for (const s of signals) s.removeEventListener('abort', onAbort);
-    };
-    const onAbort = (): void => {
-      stop();
-      reject((signals.find((s) => s.aborted)?.reason as Error | undefined) ?? new Error(`${what}: aborted`));
-    };
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`${what}: no answer from BlueZ within ${ms} ms`));
-    }, ms);
-    for (const s of signals) {
-      if (s.aborted) return onAbort();
-      s.addEventListener('abort', onAbort, { once: true });
-    }
-    work.then(
-      (v) => {
-        stop();
-        resolve(v);
-      },
-      (err: unknown) => {
-        stop();
-        reject(err instanceof Error ? err : new Error(`${what}: ${String(err)}`));
-      },
-    );
-  });
 }
 
 /** Opens a BlueZ session per call (one D-Bus connection each). */

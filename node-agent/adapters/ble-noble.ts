@@ -6,7 +6,7 @@
 // by local_name there.
 import type { EventEmitter } from 'node:events';
 import type { AdapterLog } from './adapter';
-import { BleNotFound, BleUnavailable, describeTarget, matchesTarget, type BleCharacteristic, type BlePeripheral, type BleSession, type BleTarget, type OpenBleSession } from './ble-transport';
+import { BleNotFound, BleUnavailable, describeTarget, guarded, matchesTarget, type BleCharacteristic, type BlePeripheral, type BleSession, type BleTarget, type OpenBleSession } from './ble-transport';
 
 /** The part of noble's API used here (its own typings are not installed with svc). */
 interface Noble extends EventEmitter {
@@ -140,19 +140,30 @@ class NobleSession implements BleSession {
   }
 }
 
+/** Bounds on noble's calls (ms): it does not always fail a call whose link went away. */
+const CALL_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 30_000;
+
 class NobleDevice implements BlePeripheral {
   readonly address: string;
   private readonly found = new Map<string, NobleCharacteristic>();
+  /** Aborted (with a BleUnavailable) when the link drops: every call in flight fails with it. */
+  private readonly gone = new AbortController();
   constructor(
     private readonly p: NoblePeripheral,
     readonly name: string | null,
   ) {
     this.address = p.address || p.id;
+    p.once('disconnect', () => this.gone.abort(new BleUnavailable(`${this.address} disconnected`)));
+  }
+
+  private call<T>(work: Promise<T>, what: string, ms = CALL_TIMEOUT_MS): Promise<T> {
+    return guarded(work, what, ms, this.gone.signal);
   }
 
   async connect(): Promise<void> {
-    await this.p.connectAsync();
-    const { characteristics } = await this.p.discoverSomeServicesAndCharacteristicsAsync([], []);
+    await this.call(this.p.connectAsync(), `connect ${this.address}`, CONNECT_TIMEOUT_MS);
+    const { characteristics } = await this.call(this.p.discoverSomeServicesAndCharacteristicsAsync([], []), `discover ${this.address}`, CONNECT_TIMEOUT_MS);
     for (const c of characteristics) this.found.set(`${c._serviceUuid ?? ''}/${c.uuid}`, c);
   }
 
@@ -161,20 +172,22 @@ class NobleDevice implements BlePeripheral {
     if (!c) throw new Error(`${this.address} has no characteristic ${uuid} in service ${service}`);
     return {
       flags: c.properties.map((p) => (p === 'writeWithoutResponse' ? 'write-without-response' : p)),
-      read: () => c.readAsync(),
-      write: (value, mode) => c.writeAsync(value, mode === 'command'),
+      read: () => this.call(c.readAsync(), `read ${uuid}`),
+      write: (value, mode) => this.call(c.writeAsync(value, mode === 'command'), `write ${uuid}`),
       subscribe: async (onValue) => {
         c.on('data', (data: Buffer) => onValue(data));
-        await c.subscribeAsync();
+        await this.call(c.subscribeAsync(), `notify ${uuid}`);
       },
     };
   }
 
   onDisconnect(listener: () => void): void {
-    this.p.once('disconnect', () => listener());
+    if (this.gone.signal.aborted) listener();
+    else this.gone.signal.addEventListener('abort', () => listener(), { once: true });
   }
 
   async disconnect(): Promise<void> {
-    await this.p.disconnectAsync();
+    if (this.gone.signal.aborted) return;
+    await this.call(this.p.disconnectAsync(), `disconnect ${this.address}`);
   }
 }

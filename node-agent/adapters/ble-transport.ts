@@ -78,3 +78,39 @@ export function matchesTarget(t: BleTarget, address: string, name: string | null
   if (t.localName !== undefined && name !== t.localName) return false;
   return true;
 }
+
+/**
+ * `work`, unless `end` (the session or link ending) or `signal` aborts, or `ms` pass first: a stack
+ * may never answer a call whose connection died, so every call is raced against these.
+ */
+export function guarded<T>(work: Promise<T>, what: string, ms: number, end: AbortSignal, signal?: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const signals = signal ? [end, signal] : [end];
+    const stop = (): void => {
+      clearTimeout(timer);
+      for (const s of signals) s.removeEventListener('abort', onAbort);
+    };
+    const onAbort = (): void => {
+      stop();
+      reject((signals.find((s) => s.aborted)?.reason as Error | undefined) ?? new Error(`${what}: aborted`));
+    };
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`${what}: no answer within ${ms} ms`));
+    }, ms);
+    for (const s of signals) {
+      if (s.aborted) return onAbort();
+      s.addEventListener('abort', onAbort, { once: true });
+    }
+    work.then(
+      (v) => {
+        stop();
+        resolve(v);
+      },
+      (err: unknown) => {
+        stop();
+        reject(err instanceof Error ? err : new Error(`${what}: ${String(err)}`));
+      },
+    );
+  });
+}

@@ -276,6 +276,22 @@ void test('bluetoothd leaving the bus: unavailable with the reason, back when it
   assert.deepEqual(await adapter.run('read_temperature', {}, never), { celsius: 21.5 });
 });
 
+void test('the D-Bus daemon dying under a connection: unavailable with the reason, no crash', { skip: missing ?? false }, async (t) => {
+  const crashes: unknown[] = [];
+  const onCrash = (err: unknown): void => void crashes.push(err);
+  process.on('uncaughtException', onCrash);
+  t.after(() => process.off('uncaughtException', onCrash));
+  const r = await rig(t);
+  const { adapter, sink } = adapterOn(r);
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+  await r.bus.close();
+  await sink.until('unavailable without a bus', () => sink.state() === 'unavailable' && /^no D-Bus system bus \(connect (ENOENT|ECONNREFUSED) /.test(adapter.status().detail));
+  await assert.rejects(adapter.run('read_temperature', {}, never), /device unavailable/);
+  await adapter.stop();
+  assert.deepEqual(crashes, []);
+});
+
 void test('stop() disconnects the device, ends the retries and is idempotent', { skip: missing ?? false }, async (t) => {
   const r = await rig(t);
   const { bluez } = r;
