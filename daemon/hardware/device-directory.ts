@@ -10,7 +10,10 @@
 // param's type where that is unambiguous ("on"/"true" → true, "21.5" → 21.5).
 // An action that needs the user's confirmation is refused here (set_device cannot ask for it): the
 // command is recorded as denied and the answer names the device's own tool, which goes through approvals.
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import type { TSchema } from '@sinclair/typebox';
 import type { ActionParam } from '../../protocol/node';
+import { argumentSchema, withDefaults } from './device-tools';
 import type { DeviceDirectory, DeviceSummary } from '../kernel/ports';
 import { AppError } from '../kernel/errors';
 import { ToolDenied, ToolFailure } from '../kernel/tool';
@@ -71,6 +74,9 @@ export interface DirectoryDeps {
 }
 
 export class HardwareDirectory implements DeviceDirectory {
+  /** Each action's argument check, compiled on its first set_device (as the tool registry does for tools). */
+  private readonly checks = new WeakMap<ActionEntry, TypeCheck<TSchema>>();
+
   constructor(private readonly deps: DirectoryDeps) {}
 
   list(): DeviceSummary[] {
@@ -85,6 +91,7 @@ export class HardwareDirectory implements DeviceDirectory {
       const actuators = [...device.actions.values()].filter((e) => e.action.category !== 'sensor').map((e) => `${e.action.name}(${e.action.params.map((p) => p.name).join(', ')})`);
       throw new ToolFailure(`${device.spec.name} has no action that takes ${Object.keys(changes).join(', ')}; its actions: ${actuators.join('; ') || 'none'}`);
     }
+    this.check(device, chosen);
     const refuse = chosen.entry.confirm ? `${chosen.entry.action.name} needs the user's confirmation${chosen.entry.tool ? `: use the tool ${chosen.entry.tool}` : ''}` : undefined;
     const result = await this.deps.run(device, chosen, refuse);
     if (result.status === 'denied') throw new ToolDenied(`${device.spec.name}: ${result.error ?? 'denied'}`);
@@ -93,5 +100,15 @@ export class HardwareDirectory implements DeviceDirectory {
     const state = { ...after.state };
     for (const [k, v] of Object.entries(result.data)) if (k !== 'command_id' && (v === null || ['string', 'number', 'boolean'].includes(typeof v))) state[k] = v as Change | null;
     return { ...after, state };
+  }
+
+  /** The converted values against the action's schema (bounds, enums): a ToolFailure naming the first problems. */
+  private check(device: Device, chosen: Chosen): void {
+    let check = this.checks.get(chosen.entry);
+    if (!check) this.checks.set(chosen.entry, (check = TypeCompiler.Compile(argumentSchema(chosen.entry.action.params))));
+    const params = withDefaults(chosen.entry.action.params, chosen.params);
+    if (check.Check(params)) return;
+    const problems = [...check.Errors(params)].slice(0, 3).map((e) => `${e.path.slice(1) || 'value'}: ${e.message}`);
+    throw new ToolFailure(`${device.spec.name} ${chosen.entry.action.name}: ${problems.join('; ')}`);
   }
 }

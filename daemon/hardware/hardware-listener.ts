@@ -51,7 +51,9 @@ export function createListener(deps: ListenerDeps): NodeHubListener & { stop(): 
   const unknownLogged = new Set<string>();
 
   function deviceEvent(nodeId: string, event: DeviceEvent, at: number): void {
-    if (!registry.nodes.get(nodeId)?.online) return;
+    const node = registry.nodes.get(nodeId);
+    if (!node?.online) return;
+    node.lastSeenAt = at;
     const optIn = optInOfEvent(event.event_type);
     if (optIn !== null && registry.optInOff(optIn)) return;
     const device = registry.deviceOfEvent(nodeId, event.device_id);

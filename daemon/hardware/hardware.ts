@@ -153,6 +153,8 @@ export function createHardware(deps: HardwareDeps): Hardware {
     name: 'hardware-devices',
     start: async () => {
       for (const [deviceId, readings] of registry.load()) telemetry.load(deviceId, readings);
+      // Bridged peripherals whose bridge expired while the brain was down (their removal timer died with it).
+      for (const device of [...registry.devices.values()]) if (device.expiresAt !== null && device.expiresAt <= clock.now()) registry.remove(device.spec.deviceId, 'bridge expired');
       pending.restore(await commands.recover());
       flushTimer = setInterval(() => void flush(), FLUSH_MS);
       flushTimer.unref();

@@ -31,6 +31,7 @@ void test('set_device through the directory: picks the action by its params, run
   assert.deepEqual([last?.action, last?.status, last?.tool, last?.verified], ['set_power', 'succeeded', null, true]);
   await assert.rejects(rig.hw.devices.set('nope', { power: 'on' }), (err: unknown) => (err as { code?: string }).code === 'NOT_FOUND');
   await assert.rejects(rig.hw.devices.set('lamp', { colour: 'red' }), /has no action that takes colour/);
+  await assert.rejects(rig.hw.devices.set('heater', { level: 'high' }), /set_level: level: Expected integer/, 'checked against the action\'s schema before anything runs');
   await assert.rejects(rig.hw.devices.set('heater', { power: 'off' }), (err: unknown) => (err as Error).name === 'ToolDenied' && /hwdev_heater__switch/.test((err as Error).message));
   const [denied] = ((await rig.inject('/api/commands/recent?device=heater')).json() as { commands: CommandRecord[] }).commands;
   assert.equal(denied?.status, 'denied');

@@ -18,6 +18,9 @@ void test('node health: heartbeat age, fresh under 1.5 intervals, stale under 3,
   assert.equal((await health()).freshness, 'stale');
   rig.hw.listener.heartbeat('pi-1', {}, rig.clock.ms);
   assert.equal((await health()).freshness, 'fresh');
+  rig.clock.ms += 20_000;
+  rig.hw.listener.deviceEvent('pi-1', { event_type: 'status', data: { on: true } }, rig.clock.ms);
+  assert.equal((await health()).freshness, 'fresh', 'an event is a sign of life too');
   rig.clock.ms += 30_000;
   n = await health();
   assert.deepEqual([n.freshness, n.heartbeat_age_s, n.online], ['offline', 30, true]);

@@ -54,6 +54,11 @@ void test('bridge expiry: offline at expires_at, removed three heartbeat interva
   await removed;
   clearTimeout(alive);
   assert.equal(rig.tools.get('hwdev_tag__read_battery'), undefined);
+  rig.hw.listener.bridgeRegistered('phone', { bridge_id: 'br2', platform: 'android', expires_at: rig.clock.ms + 60_000, devices: [{ device_id: 'key', kind: 'tracker', capabilities: ['battery'] }] }, rig.clock.ms);
+  await new Promise((r) => setTimeout(r, 10));
+  rig.clock.ms += 60_000;
+  await rig.restart();
+  assert.equal(rig.tools.get('hwdev_key__read_battery'), undefined, 'a bridge that expired while the brain was down is removed at start');
   assert.equal(expiresAtMs(1_800_000_000), 1_800_000_000_000);
   assert.equal(expiresAtMs(1_800_000_000_000), 1_800_000_000_000);
 });
