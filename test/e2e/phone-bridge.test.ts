@@ -44,14 +44,14 @@ function startPhone(args: string[]): Phone {
   const child = spawn(process.execPath, [BRIDGE, ...args], { env: bridgeEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const err: string[] = [];
   const waiting: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => {
+  createInterface({ input: child.stderr }).on('line', (line) => {
     err.push(line);
     for (const w of waiting.filter((w) => w.pattern.test(line))) {
       waiting.splice(waiting.indexOf(w), 1);
       w.resolve(line);
     }
   });
-  child.stdout!.resume();
+  child.stdout.resume();
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     child,
