@@ -117,16 +117,17 @@ export class CommandStore {
    * for confirmation are loaded (their approval may still come). Returns them.
    */
   async recover(): Promise<Command[]> {
+    this.finalCount = this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM hw_commands WHERE status IN (${FINAL_LIST})`)?.n ?? 0;
     const rows = this.store.all<CommandRow>(`SELECT * FROM hw_commands WHERE status IN ('queued', 'sent', 'pending_confirmation')`);
     const waiting: Command[] = [];
+    const failed: Promise<void>[] = [];
     for (const row of rows) {
       const command = this.fromRow(row);
       this.live.set(command.commandId, command);
       if (command.status === 'pending_confirmation') waiting.push(command);
-      else void this.transition(command, 'failed', 'brain restarted', { error: 'brain restarted' });
+      else failed.push(this.transition(command, 'failed', 'brain restarted', { error: 'brain restarted' }));
     }
-    this.finalCount = this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM hw_commands WHERE status IN (${FINAL_LIST})`)?.n ?? 0;
-    await this.store.write(() => undefined);
+    await Promise.all(failed);
     await this.prune();
     return waiting;
   }
