@@ -16,7 +16,8 @@ void test('a brain that crashed leaves sent commands behind: at start they are f
   rig.register('pi-1', { device_manifest: lampManifest() });
   rig.nodes.scripts.set('pi-1', () => new Promise(() => undefined));
   void rig.call('hwdev_lamp__set_power', { on: true });
-  await new Promise((r) => setTimeout(r, 50));
+  while (rig.nodes.requests.length === 0) await new Promise((r) => setImmediate(r));
+  await rig.sqlite.write(() => undefined); // writes are committed in order: the `sent` row is stored once this one is
   const [stuck] = ((await rig.inject('/api/commands/recent')).json() as { commands: CommandRecord[] }).commands;
   assert.equal(stuck?.status, 'sent');
   await rig.restart({ crash: true });
