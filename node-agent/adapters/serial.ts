@@ -9,6 +9,8 @@
 //   - Actions run one at a time in arrival order: a line protocol has no request ids, so the first
 //     line matching the running command's reply or error pattern is its answer. Other lines go
 //     through the telemetry parsers.
+import { stat } from 'node:fs/promises';
+import type { SerialPort } from 'serialport';
 import type { DeviceManifest } from '../../protocol/node';
 import { normalizeAction } from '../../protocol/node';
 import type { SerialDevice } from '../config';
@@ -295,7 +297,17 @@ function jsonTelemetry(line: string): { event: string; data: Record<string, unkn
   return parsed?.kind === 'event' ? { event: parsed.event, data: parsed.data } : null;
 }
 
-/** The real port: the `serialport` package, loaded on first use (run-command.ts; never in the brain). */
+/** How often an open port's path is checked for presence (see serialportOpener). */
+export const PRESENCE_MS = 250;
+
+/**
+ * The real port: the `serialport` package, loaded on first use (run-command.ts; never in the brain).
+ * serialport notices a vanished device only when a read fails with EBADF or ENXIO; a tty whose other
+ * side hung up can instead read 0 bytes forever, which its binding retries at once (a busy loop, and
+ * no 'close'). So while a port is open its path is checked every PRESENCE_MS: when the device node (or
+ * the /dev/serial/by-id link) is gone or names another device, the port is closed here, which ends
+ * that loop and reports the port gone.
+ */
 export async function serialportOpener(log: AdapterLog): Promise<SerialOpener> {
   const { SerialPort } = await import('serialport');
   return (path, baudRate) =>
@@ -303,29 +315,51 @@ export async function serialportOpener(log: AdapterLog): Promise<SerialOpener> {
       const port = new SerialPort({ path, baudRate, autoOpen: false });
       port.open((err) => {
         if (err) return reject(err);
-        let closed = false;
-        const closeListeners: ((err: Error | null) => void)[] = [];
-        // 'error' after open is followed by 'close' when the port is gone; listening keeps it from throwing.
-        port.on('error', (e: Error) => log.warn({ path, err: e.message }, 'serial port error'));
-        port.on('close', (e: Error | null) => {
-          closed = true;
-          for (const fn of closeListeners) fn(e ?? null);
-        });
-        resolve({
-          onData: (fn) => void port.on('data', fn),
-          onClose: (fn) => void closeListeners.push(fn),
-          write: (text) => new Promise<void>((ok, fail) => port.write(text, (e) => (e ? fail(e) : ok()))),
-          close: () =>
-            closed
-              ? Promise.resolve()
-              : new Promise<void>((ok) =>
-                  port.close((e) => {
-                    // Closing a port that vanished meanwhile fails; it is closed either way.
-                    if (e) log.debug({ path, err: e.message }, 'closing the serial port');
-                    ok();
-                  }),
-                ),
-        });
+        void stat(path).then(
+          (opened) => resolve(watchPort(port, path, opened.rdev, log)),
+          (e: unknown) => {
+            port.close(() => reject(e instanceof Error ? e : new Error(String(e))));
+          },
+        );
       });
     });
+}
+
+function watchPort(port: SerialPort, path: string, rdev: number, log: AdapterLog): SerialLink {
+  let closed = false;
+  let gone: Error | null = null;
+  const closeListeners: ((err: Error | null) => void)[] = [];
+  const presence = setInterval(() => {
+    void stat(path).then(
+      (now) => now.rdev !== rdev && vanished(`${path} now names another device`),
+      (e: NodeJS.ErrnoException) => vanished(`${path} is gone (${e.code ?? e.message})`),
+    );
+  }, PRESENCE_MS);
+  const vanished = (why: string): void => {
+    if (closed || gone !== null) return;
+    gone = new Error(why);
+    port.close((e) => e && log.debug({ path, err: e.message }, 'closing a vanished serial port'));
+  };
+  // 'error' after open is followed by 'close' when the port is gone; listening keeps it from throwing.
+  port.on('error', (e: Error) => log.warn({ path, err: e.message }, 'serial port error'));
+  port.on('close', (e: Error | null) => {
+    closed = true;
+    clearInterval(presence);
+    for (const fn of closeListeners) fn(gone ?? e ?? null);
+  });
+  return {
+    onData: (fn) => void port.on('data', fn),
+    onClose: (fn) => void closeListeners.push(fn),
+    write: (text) => new Promise<void>((ok, fail) => port.write(text, (e) => (e ? fail(e) : ok()))),
+    close: () =>
+      closed
+        ? Promise.resolve()
+        : new Promise<void>((ok) =>
+            port.close((e) => {
+              // Closing a port that vanished meanwhile fails; it is closed either way.
+              if (e) log.debug({ path, err: e.message }, 'closing the serial port');
+              ok();
+            }),
+          ),
+  };
 }
