@@ -35,7 +35,7 @@ void test('final commands beyond commands.keep are pruned, oldest first, with th
     rig.clock.ms += 1;
     ids.push((await rig.call('hwdev_lamp__set_power', { on: true })).data.data.command_id as string);
   }
-  await new Promise((r) => setTimeout(r, 20));
+  await rig.sqlite.write(() => undefined);
   const kept = ((await rig.inject('/api/commands/recent?limit=500')).json() as List).commands.map((c) => c.command_id);
   assert.deepEqual(kept, ids.slice(4).reverse());
   assert.equal((await rig.inject(`/api/commands/${ids[0]!}`)).statusCode, 404);
