@@ -12,6 +12,7 @@ import type { ToolRegistry } from '../kernel/tool-registry';
 import { defineTool, type ToolOutcome } from '../kernel/tool';
 import { routes } from '../http/route-kit';
 import type { HardwareToolResult, TransportKind } from '../../protocol/node';
+import type { ConnectedDevice } from '../../protocol/hardware';
 import type { HardwareSettings } from './hardware-settings';
 import type { NodeHubListener, NodeLinks } from './node-links';
 import { CommandStore, COMMAND_MIGRATION } from './command-store';
@@ -22,7 +23,7 @@ import { HardwareDirectory, type Chosen } from './device-directory';
 import { connectedDevices, nodeHealth, summary } from './device-views';
 import { hardwareRoutes } from './hardware-routes';
 import { PendingConfirmations } from './pending-confirmations';
-import { TelemetryStore } from './telemetry-store';
+import { TelemetryStore, type HistoryPoint } from './telemetry-store';
 import { createListener } from './hardware-listener';
 
 export interface HardwareDeps {
@@ -47,6 +48,16 @@ export interface Hardware {
   routes: RoutePlugin[];
   parts: Part[];
   attach(links: NodeLinks): void;
+  /** Every device with its capabilities, actions, readings and liveness (what GET /api/devices/connected shows). */
+  connected(): ConnectedDevice[];
+  /**
+   * Runs one action of a device as a command through the same checks, rate limit, verification and
+   * record as the generated tools (hand-written device skills bind to devices by capability and call
+   * this). `tool` and `turnId` name the caller in the command's record.
+   */
+  runAction(deviceId: string, action: string, params: Record<string, unknown>, origin: { tool: string | null; turnId: string | null }): Promise<HardwareToolResult>;
+  /** A reading's downsampled history (RAM only; telemetry-store.ts), oldest first. */
+  history(deviceId: string, reading: string): readonly HistoryPoint[];
 }
 
 /** How often last readings and heartbeat facts are written (one transaction each time). */
@@ -186,6 +197,12 @@ export function createHardware(deps: HardwareDeps): Hardware {
     attach: (given) => {
       links = given;
     },
+    connected: () => connectedDevices(registry, telemetry, clock.now()),
+    runAction: (deviceId, action, params, origin) => {
+      const entry = registry.devices.get(deviceId)?.actions.get(action);
+      return runAction(deviceId, action, entry ? withDefaults(entry.action.params, params) : params, origin);
+    },
+    history: (deviceId, reading) => telemetry.history(deviceId, reading),
   };
 }
 

@@ -85,3 +85,17 @@ void test('stream_to_sessions off: nothing is broadcast, readings are still kept
   assert.equal(rig.frames.length, 0);
   assert.equal(rig.hw.devices.list()[0]!.state.on, true);
 });
+
+void test('runAction (for hand-written skills) runs a command like the tools do; connected and history read the same state', async (t) => {
+  const rig = await hardwareRig(t);
+  rig.nodes.scripts.set('pi-1', lampScript());
+  rig.register('pi-1', { device_manifest: lampManifest() });
+  const result = await rig.hw.runAction('lamp', 'set_power', { on: true }, { tool: 'switch_light', turnId: 'turn-5' });
+  assert.deepEqual([result.success, result.data.verified], [true, true]);
+  const record = await command(rig, result.data.command_id as string);
+  assert.deepEqual([record.tool, record.turn_id, statuses(record)], ['switch_light', 'turn-5', ['queued', 'sent', 'succeeded']]);
+  assert.equal((await rig.hw.runAction('lamp', 'explode', {}, { tool: null, turnId: null })).status, 'failure');
+  for (let i = 0; i < 3; i++) rig.hw.listener.deviceEvent('pi-1', { event_type: 'power', data: { watts: i } }, rig.clock.ms + i);
+  assert.deepEqual(rig.hw.history('lamp', 'watts').map((p) => p.v), [0, 1, 2]);
+  assert.equal(rig.hw.connected()[0]?.readings.watts?.value, 2);
+});
