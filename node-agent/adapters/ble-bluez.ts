@@ -233,7 +233,7 @@ class BluezSession implements BleSession {
       if (target.address !== undefined && address.toUpperCase() !== target.address.toUpperCase()) continue;
       const device = await this.call(adapter.getDevice(address), `device ${address}`, signal);
       const name = await this.nameOf(device);
-      if (matchesTarget(target, address, name)) return new BluezPeripheral(device, address, name, this.end, this.o);
+      if (matchesTarget(target, address, name)) return new BluezPeripheral(device, address, name, this.end, this.o, this.bus, `/org/bluez/${this.adapterName}/dev_${address.toUpperCase().replace(/:/g, '_')}`);
     }
     return null;
   }
@@ -260,6 +260,13 @@ class BluezSession implements BleSession {
   }
 }
 
+/** org.freedesktop.DBus.Properties as dbus-next's proxy gives it. */
+interface PropertiesProxy {
+  Get(iface: string, name: string): Promise<DbusNextModule.Variant>;
+  on(event: 'PropertiesChanged', listener: (iface: string, changed: Record<string, DbusNextModule.Variant>) => void): void;
+  off(event: 'PropertiesChanged', listener: (iface: string, changed: Record<string, DbusNextModule.Variant>) => void): void;
+}
+
 class BluezPeripheral implements BlePeripheral {
   private gatt: NodeBle.GattServer | null = null;
   private readonly dropped = new SessionEnd();
@@ -269,6 +276,8 @@ class BluezPeripheral implements BlePeripheral {
     readonly name: string | null,
     private readonly end: SessionEnd,
     private readonly o: Required<Omit<BluezOptions, 'busAddress' | 'adapterName'>>,
+    private readonly bus: MessageBus,
+    private readonly path: string,
   ) {
     this.end.onEnd((reason) => this.dropped.end(reason));
   }
@@ -279,8 +288,36 @@ class BluezPeripheral implements BlePeripheral {
 
   async connect(): Promise<void> {
     this.device.on('disconnect', () => this.dropped.end(new BleUnavailable(`${this.address} disconnected`)));
+    const resolved = await this.servicesResolved();
     await this.call(this.device.connect(), `connect ${this.address}`, this.o.connectTimeoutMs);
-    this.gatt = await this.call(this.device.gatt(), `resolve services of ${this.address}`, this.o.connectTimeoutMs);
+    await this.call(resolved(), `resolve services of ${this.address}`, this.o.connectTimeoutMs);
+    this.gatt = await this.call(this.device.gatt(), `services of ${this.address}`);
+  }
+
+  /**
+   * Listens for ServicesResolved before Connect, and returns a wait that ends once it is true.
+   * node-ble's gatt() reads the property and only then subscribes, so a change arriving in the same
+   * read from the socket as that reply is missed and it waits forever; here the listener comes first.
+   */
+  private async servicesResolved(): Promise<() => Promise<void>> {
+    const object = await this.call(this.bus.getProxyObject('org.bluez', this.path), `device ${this.address}`);
+    const props = object.getInterface('org.freedesktop.DBus.Properties') as unknown as PropertiesProxy;
+    let onChange = (_iface: string, _changed: Record<string, DbusNextModule.Variant>): void => undefined;
+    const changed = new Promise<void>((resolve) => {
+      onChange = (iface, changes) => {
+        if (iface === 'org.bluez.Device1' && changes.ServicesResolved?.value === true) resolve();
+      };
+      props.on('PropertiesChanged', onChange);
+    });
+    this.dropped.onEnd(() => props.off('PropertiesChanged', onChange));
+    return async () => {
+      try {
+        const now = (await this.call(props.Get('org.bluez.Device1', 'ServicesResolved'), 'ServicesResolved')).value === true;
+        if (!now) await changed;
+      } finally {
+        props.off('PropertiesChanged', onChange);
+      }
+    };
   }
 
   async characteristic(service: string, uuid: string): Promise<BleCharacteristic> {

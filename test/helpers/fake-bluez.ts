@@ -27,6 +27,12 @@ export interface FakePeripheralSpec {
   services: FakeServiceSpec[];
   /** How long after discovery starts the peripheral is found (its advertising interval); default at once. */
   advertiseAfterMs?: number;
+  /**
+   * When the GATT tree is resolved after a connection: shortly after Connect answers (default), or
+   * right after a client has read ServicesResolved as false (its reply and the change then travel
+   * back to back, the timing that catches a client subscribing only after the read).
+   */
+  resolveServices?: 'after-connect' | 'right-after-a-read';
 }
 
 export interface FakeBluez {
@@ -219,7 +225,8 @@ class Device extends Interface {
   Alias: string;
   Paired = false;
   Connected = false;
-  ServicesResolved = false;
+  private resolved = false;
+  private resolving = false;
   RSSI = -58;
   Adapter = '/org/bluez/hci0';
   UUIDs: string[];
@@ -248,18 +255,39 @@ class Device extends Interface {
       }
     }
   }
-  async Connect(): Promise<void> {
+  get ServicesResolved(): boolean {
+    if (!this.resolved && this.Connected && this.spec.resolveServices === 'right-after-a-read') this.resolveSoon((fn) => process.nextTick(fn));
+    return this.resolved;
+  }
+  Connect(): void {
     this.rig.calls.push('Device1.Connect');
     if (!this.inRange) throw new DBusError('org.bluez.Error.Failed', 'le-connection-abort-by-local');
     if (this.Connected) return;
     this.connectCount++;
     this.Connected = true;
     Interface.emitPropertiesChanged(this, { Connected: true }, []);
-    // bluetoothd exports the GATT tree after service discovery, then flips ServicesResolved.
-    await new Promise((r) => setTimeout(r, 5));
-    for (const [p, iface] of this.gattPaths) this.rig.exportObject(p, iface);
-    this.ServicesResolved = true;
-    Interface.emitPropertiesChanged(this, { ServicesResolved: true }, []);
+    // As bluetoothd: Connect answers once the link is up; service discovery goes on, then the GATT
+    // tree is exported and ServicesResolved turns true.
+    if (this.spec.resolveServices !== 'right-after-a-read') {
+      this.resolveSoon((fn) => {
+        const timer = setTimeout(() => {
+          this.rig.timers.delete(timer);
+          fn();
+        }, 5);
+        this.rig.timers.add(timer);
+      });
+    }
+  }
+  private resolveSoon(schedule: (fn: () => void) => void): void {
+    if (this.resolving) return;
+    this.resolving = true;
+    schedule(() => {
+      this.resolving = false;
+      if (!this.Connected) return;
+      for (const [p, iface] of this.gattPaths) this.rig.exportObject(p, iface);
+      this.resolved = true;
+      Interface.emitPropertiesChanged(this, { ServicesResolved: true }, []);
+    });
   }
   Disconnect(): void {
     this.rig.calls.push('Device1.Disconnect');
@@ -268,7 +296,7 @@ class Device extends Interface {
   drop(): void {
     if (!this.Connected) return;
     for (const [, c] of this.characteristics) c.Notifying = false;
-    this.ServicesResolved = false;
+    this.resolved = false;
     Interface.emitPropertiesChanged(this, { ServicesResolved: false }, []);
     for (const [p, iface] of [...this.gattPaths].reverse()) this.rig.unexportObject(p, iface);
     this.Connected = false;

@@ -162,6 +162,14 @@ void test('scans, connects, reads the temperature at once and on every notificat
   assert.deepEqual(await adapter.run('read_temperature', {}, never), { celsius: 22.07 });
 });
 
+void test('services resolved right after BlueZ answered a read of ServicesResolved still connect', { skip: missing ?? false }, async (t) => {
+  const r = await rig(t, [{ ...thermometer(), resolveServices: 'right-after-a-read' }]);
+  const { adapter, sink } = adapterOn(r);
+  await adapter.start(sink);
+  await sink.until('connected', () => sink.state() === 'connected');
+  assert.deepEqual(sink.readings[0], { eventType: 'temperature', data: { celsius: 21.5 } });
+});
+
 void test('an action writes the characteristic, and the verify read-back sees the value', { skip: missing ?? false }, async (t) => {
   const r = await rig(t);
   const { bluez } = r;
