@@ -210,11 +210,10 @@ export function parseAgentConfig(raw: unknown, file = 'config.json'): AgentConfi
     rawDevices.forEach((d: unknown, i) => {
       const checked = checkDevice(d, `/devices/${i}`);
       if ('problems' in checked) problems.push(...checked.problems);
-      else if (ids.has(checked.device.id)) problems.push(`/devices/${i}/id: "${checked.device.id}" is used by another device`);
-      else {
-        ids.add(checked.device.id);
-        devices.push(checked.device);
-      }
+      else devices.push(checked.device);
+      const id = isRecord(d) && typeof d.id === 'string' ? d.id : undefined;
+      if (id !== undefined && ids.has(id)) problems.push(`/devices/${i}/id: "${id}" is used by another device`);
+      if (id !== undefined) ids.add(id);
     });
   }
   if (problems.length > 0) throw new AgentConfigError(file, problems);
