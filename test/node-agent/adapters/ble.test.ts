@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import dbus from 'dbus-next';
 import { parseAgentConfig, type BleDevice } from '../../../node-agent/config';
 import type { AdapterState } from '../../../node-agent/adapters/adapter';
 import { BleAdapter } from '../../../node-agent/adapters/ble';
@@ -160,6 +161,17 @@ void test('scans, connects, reads the temperature at once and on every notificat
   await sink.until('two notifications', () => sink.readings.length >= 3);
   assert.deepEqual(sink.readings.slice(1).map((r) => r.data.celsius), [-3.25, 22.07]);
   assert.deepEqual(await adapter.run('read_temperature', {}, never), { celsius: 22.07 });
+
+  // The fake's ObjectManager lists what a BlueZ client sees: the adapter, the device, its GATT tree.
+  const client = dbus.sessionBus({ busAddress: r.bus.address });
+  r.cleanup(async () => client.disconnect());
+  const root = await client.getProxyObject('org.bluez', '/');
+  const manager = root.getInterface('org.freedesktop.DBus.ObjectManager') as unknown as { GetManagedObjects(): Promise<Record<string, Record<string, Record<string, { value: unknown }>>>> };
+  const objects = await manager.GetManagedObjects();
+  const device = objects['/org/bluez/hci0/dev_C4_7C_8D_6A_12_F0']?.['org.bluez.Device1'];
+  assert.equal(device?.Connected?.value, true);
+  const characteristics = Object.values(objects).flatMap((o) => (o['org.bluez.GattCharacteristic1'] ? [o['org.bluez.GattCharacteristic1'].UUID?.value] : []));
+  assert.deepEqual(characteristics.sort(), [TEMPERATURE, LED].sort());
 });
 
 void test('services resolved right after BlueZ answered a read of ServicesResolved still connect', { skip: missing ?? false }, async (t) => {
