@@ -7,6 +7,7 @@ import type { ApprovalResolution } from '../../protocol/approvals';
 import { clip } from '../../protocol/clip';
 import type { DashboardStatus } from '../../protocol/dashboard';
 import type { Soul } from '../../protocol/identity';
+import type { ConnectedDeviceList } from '../../protocol/hardware';
 import { BrainRefusedError, callBrain, callBrainOk, type Connection } from '../connection';
 import { ChatSession, SessionError, type TextResponse } from './chat-session';
 
@@ -205,10 +206,9 @@ export async function slashCommand(conn: Connection, line: string): Promise<stri
       return `svc ${s.version}: ${s.status}, up ${Math.round(s.uptime_s)} s; sessions ${s.sessions.open} open (${s.sessions.clients} clients), ${s.sessions.turns_total} turns; provider ${s.provider.id}; devices ${s.devices.connected}`;
     }
     case '/devices': {
-      const s = await callBrainOk<DashboardStatus>(conn, 'GET', '/api/dashboard/status');
-      // Pairing arrives with the node-agent's hardware link; until then no command pairs a device.
-      if (s.devices.items.length === 0) return 'no devices connected (this version of svc cannot pair devices yet)';
-      return s.devices.items.map((d) => `${d.online ? '●' : '○'} ${d.name} (${d.kind}) ${JSON.stringify(d.state)}`).join('\n');
+      const list = await callBrainOk<ConnectedDeviceList>(conn, 'GET', '/api/devices/connected');
+      if (list.devices.length === 0) return 'no hardware devices connected (docs/hardware.md: node-agent run, svc bridge pair)';
+      return list.devices.map((d) => `${d.online ? '●' : '○'} ${d.name} (${d.type}, ${d.transport} via ${d.node_id}) ${Object.entries(d.readings).map(([k, r]) => `${k}=${String(r.value)}`).join(' ')}`.trimEnd()).join('\n');
     }
     case '/skills': {
       const s = await callBrainOk<DashboardStatus>(conn, 'GET', '/api/dashboard/status');

@@ -43,7 +43,7 @@ function listDevicesTool(devices: DeviceDirectory): Tool {
     safety: 'passive',
     run: async () => {
       const list = devices.list();
-      if (list.length === 0) return { summary: 'No devices are connected (this version of svc cannot pair devices yet).', data: { devices: [] } };
+      if (list.length === 0) return { summary: 'No devices are connected (a board joins with node-agent run, a phone bridge with svc bridge pair; docs/hardware.md).', data: { devices: [] } };
       return {
         summary: `Devices: ${list.map(describeDevice).join('; ')}.`,
         data: { devices: list },
