@@ -6,7 +6,8 @@
 // phone_ble online; a chat turn whose model calls hwdev_bulb__set_power switches the simulated bulb
 // (the brain's verify loop reads it back: verified true); heart-rate readings reach the device list;
 // kill -9 of the phone: its peripherals go offline and a command fails at once with "device offline";
-// `chat` as the phone gets the model's answer; the phone started again is back online.
+// `chat` as the phone gets the model's answer; the phone started again is back online and chats from
+// stdin on the same link; revoking its key ends it (77).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -29,8 +30,9 @@ const BRIDGE = join(ROOT, 'dist', 'phone-bridge.mjs');
 interface Phone {
   child: ChildProcess;
   err: string[];
+  out: string[];
   exited: Promise<number | null>;
-  /** Resolves when a stderr line matches. */
+  /** Resolves when a line of stderr or stdout matches. */
   said(pattern: RegExp): Promise<string>;
 }
 
@@ -41,24 +43,27 @@ function bridgeEnv(): NodeJS.ProcessEnv {
 }
 
 function startPhone(args: string[]): Phone {
-  const child = spawn(process.execPath, [BRIDGE, ...args], { env: bridgeEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BRIDGE, ...args], { env: bridgeEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
   const err: string[] = [];
+  const out: string[] = [];
   const waiting: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  createInterface({ input: child.stderr }).on('line', (line) => {
-    err.push(line);
+  const collect = (lines: string[]) => (line: string) => {
+    lines.push(line);
     for (const w of waiting.filter((w) => w.pattern.test(line))) {
       waiting.splice(waiting.indexOf(w), 1);
       w.resolve(line);
     }
-  });
-  child.stdout.resume();
+  };
+  createInterface({ input: child.stderr }).on('line', collect(err));
+  createInterface({ input: child.stdout }).on('line', collect(out));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     child,
     err,
+    out,
     exited,
     said: (pattern) => {
-      const seen = err.find((l) => pattern.test(l));
+      const seen = [...err, ...out].find((l) => pattern.test(l));
       return seen !== undefined ? Promise.resolve(seen) : new Promise((resolve) => waiting.push({ pattern, resolve }));
     },
   };
@@ -166,8 +171,11 @@ void test('phone bridge: pair from the URL, peripherals online as phone_ble, a t
   assert.equal(chat.code, 0, chat.stderr);
   assert.equal(chat.stdout, 'The bulb is fine.\n');
 
-  phone = startPhone(runArgs);
+  // Started again, with --session: it bridges and chats on one link.
+  phone = startPhone([...runArgs, '--session', 'kitchen']);
   await until(brain, 'back online after a restart of the phone', (ds) => ds.filter((d) => d.online).length === 2);
+  phone.child.stdin!.write('how is the bulb?\n');
+  assert.equal(await phone.said(/bulb is fine/), 'The bulb is fine.');
   const again = await svc(brain, 'switch the bulb off');
   assert.match(again.stdout, /"verified":true/);
   await phone.said(/^phone-bridge: bulb\.set_power \{"on":false\} -> \{"on":false,"brightness":80\}$/);
