@@ -9,13 +9,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newDeviceKey } from '../../mesh/pair-token';
 import { writeNodeKey } from '../../node-agent/key-store';
+import { EX_CONFIG, EX_NOPERM } from '../../node-agent/run-command';
 import { ROOT, SVC, startBrain } from '../helpers/brain-process';
 import { runTool } from '../helpers/external-tools';
 import { startHupBrain } from '../helpers/hup-brain';
@@ -187,4 +188,17 @@ void test('no key yet: run pairs by code with the built brain first (code on std
   await agent.line(/linking node "rpi-new" to the brain at/, 30_000);
   agent.signal('SIGTERM');
   assert.equal(await agent.exited, 0, agent.err.join('\n'));
+});
+
+void test('the systemd unit: no restart on the exits that restarting cannot fix (77 refused key, 78 bad config); key and config where the sandbox lets the agent reach them', () => {
+  const unit = readFileSync(join(ROOT, 'systemd', 'svc-node-agent.service'), 'utf8');
+  const value = (key: string): string[] => [...unit.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1]!.trim());
+  assert.deepEqual(value('RestartPreventExitStatus').join(' ').split(/\s+/).map(Number).sort(), [EX_NOPERM, EX_CONFIG]);
+  assert.deepEqual(value('Type'), ['notify']);
+  assert.deepEqual(value('TimeoutStartSec'), ['infinity'], 'start-up waits for the first node_ack (and maybe a pairing claim)');
+  const env = value('Environment');
+  const state = value('StateDirectory')[0]!;
+  const conf = value('ConfigurationDirectory')[0]!;
+  assert.ok(env.some((e) => e.startsWith(`SVC_NODE_KEY_DIR=/var/lib/${state}/`)), 'keys in the writable state directory');
+  assert.ok(env.includes(`SVC_NODE_CONFIG=/etc/${conf}/config.json`));
 });
