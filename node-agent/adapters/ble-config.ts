@@ -16,7 +16,6 @@ export interface BleDeviceEntry {
   readonly id: string;
   readonly address?: string | undefined;
   readonly local_name?: string | undefined;
-  readonly hci?: string | undefined;
   readonly actions: readonly DeviceAction[];
   readonly characteristics: ReadonlyArray<{
     readonly service: string;
@@ -75,7 +74,6 @@ export interface BleWritePlan extends CharacteristicRef {
 
 export interface BlePlan {
   readonly target: BleTarget;
-  readonly adapterName: string | undefined;
   readonly characteristics: readonly CharacteristicRef[];
   readonly readings: readonly BleReadingPlan[];
   /** Action name → the characteristic it reads. */
@@ -136,5 +134,5 @@ export function blePlan(device: BleDeviceEntry): BlePlan {
     }
   }
   const target: BleTarget = { ...(device.address !== undefined ? { address: device.address } : {}), ...(device.local_name !== undefined ? { localName: device.local_name } : {}) };
-  return { target, adapterName: device.hci, characteristics: [...characteristics.values()], readings, reads, writes };
+  return { target, characteristics: [...characteristics.values()], readings, reads, writes };
 }

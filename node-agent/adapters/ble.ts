@@ -69,7 +69,7 @@ export class BleAdapter implements DeviceAdapter {
   ) {
     this.plan = blePlan(device);
     this.manifest = deviceManifest(device, { kind: 'ble', ...(device.address !== undefined ? { address: device.address } : {}), ...(device.local_name !== undefined ? { local_name: device.local_name } : {}) });
-    this.o = { scanTimeoutMs: 30_000, retryMinMs: 1000, retryMaxMs: 30_000, random: Math.random, ...stripUndefined(deps) };
+    this.o = { scanTimeoutMs: deps.scanTimeoutMs ?? 30_000, retryMinMs: deps.retryMinMs ?? 1000, retryMaxMs: deps.retryMaxMs ?? 30_000, random: deps.random ?? Math.random };
   }
 
   async start(sink: AdapterSink): Promise<void> {
@@ -266,8 +266,4 @@ export class BleAdapter implements DeviceAdapter {
       );
     });
   }
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
