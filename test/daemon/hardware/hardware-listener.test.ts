@@ -40,22 +40,23 @@ void test('a phone bridge: peripherals become phone_ble devices whose actions go
 void test('bridge expiry: offline at expires_at, removed three heartbeat intervals later', async (t) => {
   const rig = await hardwareRig(t, settingsWith({ heartbeat_ms: 1000 }));
   rig.nodes.scripts.set('phone', () => ({ success: true, result: {} }));
-  rig.hw.listener.registered({ nodeId: 'phone', register: { node_id: 'phone', node_type: 'phone', capabilities: [] }, heartbeatMs: 10, connectedAt: rig.clock.ms });
+  rig.hw.listener.registered({ nodeId: 'phone', register: { node_id: 'phone', node_type: 'phone', capabilities: [] }, heartbeatMs: 500, connectedAt: rig.clock.ms });
   rig.nodes.connected.add('phone');
+  // The removal timer runs on real time: expires_at 20 ms ahead plus 3 × 500 ms. The expired-but-listed
+  // checks below run on the test clock, long before it fires.
+  const alive = setTimeout(() => undefined, 10_000); // the timer is unref'd (it must not hold a stopping brain)
+  const removed = new Promise<void>((resolve) => rig.bus.on('wait', (e) => e.type === 'device_removed' && e.deviceId === 'tag' && resolve()));
   const expires = rig.clock.ms + 20;
   rig.hw.listener.bridgeRegistered('phone', { bridge_id: 'br', platform: 'android', expires_at: expires, devices: [{ device_id: 'tag', kind: 'tracker', capabilities: ['battery'] }] }, rig.clock.ms);
   assert.equal(rig.hw.devices.list().find((d) => d.id === 'tag')?.online, true);
   rig.clock.ms = expires;
   assert.equal(rig.hw.devices.list().find((d) => d.id === 'tag')?.online, false);
   assert.equal((await rig.call('hwdev_tag__read_battery', {})).data.error, 'device offline');
-  // The expiry timer is unref'd (it must not hold a stopping brain): this one keeps the test alive until it fires.
-  const alive = setTimeout(() => undefined, 10_000);
-  const removed = new Promise<void>((resolve) => rig.bus.on('wait', (e) => e.type === 'device_removed' && e.deviceId === 'tag' && resolve()));
   await removed;
   clearTimeout(alive);
   assert.equal(rig.tools.get('hwdev_tag__read_battery'), undefined);
   rig.hw.listener.bridgeRegistered('phone', { bridge_id: 'br2', platform: 'android', expires_at: rig.clock.ms + 60_000, devices: [{ device_id: 'key', kind: 'tracker', capabilities: ['battery'] }] }, rig.clock.ms);
-  await new Promise((r) => setTimeout(r, 10));
+  await rig.sqlite.write(() => undefined);
   rig.clock.ms += 60_000;
   await rig.restart();
   assert.equal(rig.tools.get('hwdev_key__read_battery'), undefined, 'a bridge that expired while the brain was down is removed at start');
