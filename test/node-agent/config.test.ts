@@ -2,10 +2,11 @@
 // cannot say (regexes, templates, actions without commands, duplicate ids), and the file's states.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentConfigError, loadAgentConfig, parseAgentConfig, type SerialDevice } from '../../node-agent/config';
+import { repoRoot } from '../helpers/external-tools';
 import { plugConfig, thermostatConfig } from '../helpers/serial-device';
 
 function problems(raw: unknown): readonly string[] {
@@ -93,4 +94,12 @@ void test('the file: missing is null, unreadable JSON and non-objects are proble
   await assert.rejects(loadAgentConfig(dir), (err: AgentConfigError) => err.problems[0] === '/: cannot read the file (EISDIR)');
   writeFileSync(file, JSON.stringify({ name: 'Hall', devices: [thermostatConfig('/dev/ttyACM0')] }));
   assert.equal((await loadAgentConfig(file))?.name, 'Hall');
+});
+
+void test('the example config in docs/node-agent.md is valid', () => {
+  const docs = readFileSync(join(repoRoot(), 'docs', 'node-agent.md'), 'utf8');
+  const example = /## The config file[\s\S]*?```json\n([\s\S]*?)```/.exec(docs);
+  assert.ok(example, 'a json block under "The config file"');
+  const config = parseAgentConfig(JSON.parse(example[1]!), 'docs/node-agent.md');
+  assert.deepEqual(config.devices.map((d) => d.id), ['thermostat']);
 });
