@@ -6,7 +6,7 @@
 // hit has cleared it in the search itself; a USER.md line must hold that share of the question's
 // terms. "What is my netflix password?" against a wifi password covers half the question: not enough.
 import type { TwinAnswer, TwinProfile } from '../../protocol/identity';
-import type { AgentMemory, IdentitySource } from '../kernel/ports';
+import type { AgentMemory, DeviceDirectory, DeviceSummary, IdentitySource } from '../kernel/ports';
 import { overlap, terms } from '../kernel/text';
 import { userFacts, userName, USER_TEMPLATE } from './identity-text';
 
@@ -24,6 +24,7 @@ export class DigitalTwin {
     private readonly identity: IdentitySource,
     private readonly memory: AgentMemory | null,
     private readonly opts: { relevanceFloor: number },
+    private readonly devices: Pick<DeviceDirectory, 'list'> | null = null,
   ) {}
 
   profile(): TwinProfile {
@@ -36,7 +37,8 @@ export class DigitalTwin {
     const q = terms(question);
     const floor = this.opts.relevanceFloor;
     const fromFile = this.fromUserFile(q).filter((c) => c.score >= floor);
-    const candidates = [...fromFile, ...(await this.fromMemory(question, q))].sort((a, b) => b.score - a.score);
+    const fromDevices = this.fromDevices(q).filter((c) => c.score >= floor);
+    const candidates = [...fromFile, ...fromDevices, ...(await this.fromMemory(question, q))].sort((a, b) => b.score - a.score);
     if (q.length === 0 || candidates.length === 0) {
       return { answer: "I don't know — nothing in USER.md or my memory says anything about that.", confidence: UNKNOWN_CONFIDENCE, evidence: [] };
     }
@@ -55,6 +57,15 @@ export class DigitalTwin {
     return userFacts(this.identity.user()).map((text) => ({ source: 'USER.md', text, score: overlap(q, terms(text)) }));
   }
 
+  /** The connected devices' last readings ("what is the temperature in the hall?"), named `device:<id>`. */
+  private fromDevices(q: readonly string[]): Candidate[] {
+    if (!this.devices) return [];
+    return this.devices.list().flatMap((d) => {
+      const text = deviceStatement(d);
+      return text === null ? [] : [{ source: `device:${d.id}`, text, score: overlap(q, terms(`${text} ${d.kind}`)) }];
+    });
+  }
+
   private async fromMemory(question: string, q: readonly string[]): Promise<Candidate[]> {
     if (!this.memory) return [];
     // Every hit cleared the floor on the idf-weighted share of the question it holds (rare words such
@@ -62,6 +73,15 @@ export class DigitalTwin {
     const hits = await this.memory.search(question, 5);
     return hits.filter((h) => h.tier !== 'episode').map((h) => ({ source: h.id, text: h.summary, score: Math.max(overlap(q, terms(h.summary)), h.relevance) }));
   }
+}
+
+/** "Hall thermostat (online) reads celsius 21.5 and target 22." — no colon, so firstPerson leaves it as it is. */
+export function deviceStatement(d: DeviceSummary): string | null {
+  const readings = Object.entries(d.state).filter(([, v]) => v !== null);
+  if (readings.length === 0) return null;
+  const listed = readings.slice(0, 6).map(([k, v]) => `${k.replace(/[._]/g, ' ')} ${String(v)}`);
+  const joined = listed.length === 1 ? listed[0]! : `${listed.slice(0, -1).join(', ')} and ${listed.at(-1)!}`;
+  return `${d.name} (${d.online ? 'online' : 'offline'}) reads ${joined.replace(/:/g, ' ')}.`;
 }
 
 /** "Favourite food: ramen" → "My favourite food is ramen."; "The user likes tea" → "I like tea." */

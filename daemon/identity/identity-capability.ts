@@ -10,7 +10,7 @@ import { identityTool } from './identity-tool';
 export const identityCapability = defineCapability({
   name: 'identity',
   create: ({ core }) => ({
-    routes: [routes(identityRoutes({ files: core.identity, twin: new DigitalTwin(core.identity, core.memory, { relevanceFloor: core.relevanceFloor }) }))],
+    routes: [routes(identityRoutes({ files: core.identity, twin: new DigitalTwin(core.identity, core.memory, { relevanceFloor: core.relevanceFloor }, core.devices) }))],
     tools: [identityTool(core.identity)],
   }),
 });

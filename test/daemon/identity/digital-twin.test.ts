@@ -4,7 +4,8 @@ import { parseSettings } from '../../../daemon/config/load-settings';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DigitalTwin } from '../../../daemon/identity/digital-twin';
+import type { DeviceSummary } from '../../../daemon/kernel/ports';
+import { DigitalTwin, deviceStatement } from '../../../daemon/identity/digital-twin';
 import { agentMemory } from '../../../daemon/memory/agent-memory';
 import { overlap, terms } from '../../../daemon/kernel/text';
 import { memoryFixture } from '../memory/memory-fixture';
@@ -47,4 +48,19 @@ void test('every USER.md line given as evidence holds at least the floor of the 
     }),
     { numRuns: 150 },
   );
+});
+
+void test('device readings are evidence: "what temperature is the hall thermostat?" is answered from its last reading, named device:<id>', async () => {
+  const devices = {
+    list: (): DeviceSummary[] => [
+      { id: 'thermo', name: 'Hall thermostat', kind: 'thermostat', online: true, state: { celsius: 21.5, 'target.c': 22 } },
+      { id: 'plug', name: 'Desk plug', kind: 'switch', online: false, state: {} },
+    ],
+  };
+  const twin = new DigitalTwin(identity('## About\nName: Ada\n'), null, { relevanceFloor: FLOOR }, devices);
+  const answer = await twin.ask('what does the hall thermostat read');
+  assert.deepEqual(answer.evidence, [{ source: 'device:thermo', text: 'Hall thermostat (online) reads celsius 21.5 and target c 22.' }]);
+  assert.match(answer.answer, /Hall thermostat \(online\) reads celsius 21\.5/);
+  assert.match((await twin.ask('what is my favourite colour')).answer, /don't know/, 'devices do not answer unrelated questions');
+  assert.equal(deviceStatement({ id: 'x', name: 'X', kind: 'k', online: true, state: { at: '10:30' } }), 'X (online) reads at 10 30.', 'no colon reaches firstPerson');
 });
