@@ -145,7 +145,11 @@ export class BridgeClient {
         ws.terminate();
       });
       ws.on('error', (err) => this.options.log(`link error: ${err.message}`));
-      ws.on('open', () => this.opened(ws));
+      let open = false;
+      ws.on('open', () => {
+        open = true;
+        this.opened(ws);
+      });
       ws.on('pong', () => (this.lastInbound = this.options.now()));
       ws.on('message', (data: RawData, isBinary: boolean) => {
         this.lastInbound = this.options.now();
@@ -153,7 +157,7 @@ export class BridgeClient {
         else this.received(ws, rawText(data));
       });
       ws.on('close', (code: number, reason: Buffer) => {
-        this.closed(code, reason.toString());
+        this.closed(code, reason.toString(), open);
         resolve();
       });
     });
@@ -264,7 +268,8 @@ export class BridgeClient {
     pending.resolve(response.text);
   }
 
-  private closed(code: number, reason: string): void {
+  /** `open`: the socket had connected (a refused connect was logged as its error already). */
+  private closed(code: number, reason: string, open: boolean): void {
     for (const t of this.timers.splice(0)) clearInterval(t);
     const wasRegistered = this.ack !== null;
     this.ack = null;
@@ -272,7 +277,7 @@ export class BridgeClient {
     for (const c of this.chats.splice(0)) c.reject(new LinkDown(`the link closed (${code}) before the answer`));
     if (code === NodeCloseCode.unauthorized) this.end({ reason: 'unauthorized', detail: `the brain closed the link with 4001${reason ? ` (${reason})` : ''}: the node key is not paired, or was revoked` });
     else if (code === NodeCloseCode.capability_denied) this.end({ reason: 'superseded', detail: `the brain closed the link with 4003${reason ? ` (${reason})` : ''}: another connection took this node_id, or a capability was denied` });
-    else if (!this.stopping) this.options.log(`link closed (${code}${reason ? ` ${reason}` : ''})${wasRegistered ? '' : ' before node_ack'}`);
+    else if (!this.stopping && open) this.options.log(`link closed (${code}${reason ? ` ${reason}` : ''})${wasRegistered ? '' : ' before node_ack'}`);
   }
 
   private end(end: BridgeEnd): void {

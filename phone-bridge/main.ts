@@ -11,7 +11,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BridgeClient, LinkDown, type BridgeEnd, type BridgeIdentity } from './client';
-import { parseBridgeArgs, USAGE, type ChatCommand, type LinkOptions, type RunCommand } from './command-line';
+import { parseBrainUrl, parseBridgeArgs, USAGE, type ChatCommand, type LinkOptions, type RunCommand } from './command-line';
 import { pairedNodeIds, readNodeKey } from './key-file';
 import { pairFromUrl } from './pair';
 import { DEMO_PERIPHERALS, parsePeripheralsFile, PeripheralError, PeripheralSet } from './peripherals';
@@ -28,9 +28,14 @@ const log = (line: string): void => void process.stderr.write(`phone-bridge: ${l
 
 /** The brain, the node and its key a link needs, or the exit code and why not. */
 async function identityOf(options: LinkOptions, extra: { name?: string | undefined; bridgeId?: string | undefined; platform?: 'ios' | 'android' }): Promise<{ brain: string; identity: BridgeIdentity } | number> {
-  const brain = options.brain ?? env.SVC_BRAIN_URL;
-  if (brain === undefined || brain === '') {
+  const given = options.brain ?? env.SVC_BRAIN_URL;
+  if (given === undefined || given === '') {
     log('give --brain URL (or set SVC_BRAIN_URL)');
+    return EXIT_USAGE;
+  }
+  const brain = parseBrainUrl(given);
+  if (typeof brain !== 'string') {
+    log(`SVC_BRAIN_URL ${brain.problem}`);
     return EXIT_USAGE;
   }
   const keyDir = options.keyDir ?? defaultKeyDir;
