@@ -8,7 +8,52 @@
 //   - A parameter is written only as a finite number, a boolean or a string without control
 //     characters: a value can never smuggle a line ending (a second command) onto the wire.
 // Nothing here throws on any input line: a line either matches something or is reported unmatched.
-import type { LineCommand, LineProtocolFraming, TelemetryParser } from '../config';
+import { Type, type Static } from '@sinclair/typebox';
+import { ACTION_NAME_PATTERN } from '../../protocol/node';
+
+// ── the framing as the config file declares it (config.ts SerialDevice.framing) ──────────────────
+const Strict = { additionalProperties: false } as const;
+const FieldTypeSchema = Type.Union([Type.Literal('number'), Type.Literal('integer'), Type.Literal('string'), Type.Literal('boolean')]);
+/** How named groups become values: listed groups get that type, others become a number when they read as one. */
+const FieldTypes = Type.Record(Type.String({ minLength: 1, maxLength: 64 }), FieldTypeSchema);
+
+export const LineCommand = Type.Object(
+  {
+    /** What to write, with {param} placeholders: "SET {celsius}". The line ending is appended unless the template ends with one. */
+    send: Type.String({ minLength: 1, maxLength: 512 }),
+    /** A regex a reply line must match; its named groups are the action's result. Absent: the action does not wait for a reply. */
+    reply: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    /** A regex for a reply that means failure (its `message` group, else the line, is the error). */
+    error: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    types: Type.Optional(FieldTypes),
+  },
+  Strict,
+);
+export type LineCommand = Static<typeof LineCommand>;
+
+export const TelemetryParser = Type.Object(
+  {
+    /** A regex with named groups: "^TEMP (?<celsius>-?\\d+(\\.\\d+)?)$". */
+    match: Type.String({ minLength: 1, maxLength: 512 }),
+    /** The device_event's event_type (temperature, humidity, …). */
+    event: Type.String({ minLength: 1, maxLength: 64 }),
+    types: Type.Optional(FieldTypes),
+  },
+  Strict,
+);
+export type TelemetryParser = Static<typeof TelemetryParser>;
+
+export const LineProtocolFraming = Type.Object(
+  {
+    /** Written after each command (default "\n"); received lines may end in \n or \r\n. */
+    line_ending: Type.Optional(Type.Union([Type.Literal('\n'), Type.Literal('\r\n'), Type.Literal('\r')])),
+    /** Action name → the line that runs it. Every action of the device needs one. */
+    commands: Type.Record(Type.String({ pattern: ACTION_NAME_PATTERN, maxLength: 64 }), LineCommand),
+    telemetry: Type.Array(TelemetryParser, { maxItems: 64, default: [] }),
+  },
+  Strict,
+);
+export type LineProtocolFraming = Static<typeof LineProtocolFraming>;
 
 /** Longer lines are dropped (a device spewing binary or a wrong baud rate), with a count. */
 export const MAX_LINE_CHARS = 4096;
