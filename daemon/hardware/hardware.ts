@@ -116,8 +116,7 @@ export function createHardware(deps: HardwareDeps): Hardware {
     return defineTool({
       spec: { name, description: toolDescription(device.spec.name, deviceId, entry.action, entry.confirm), parameters: argumentSchema(entry.action.params) },
       safety: safetyOf(entry.action, device.spec.capabilities),
-      // Offered whichever specialist answers: the router's tool lists name fixed tools, and device tools come and go.
-      everywhere: true,
+      // Offered to the general and home specialists (router/specialists.ts: `hwdev_*`), not to every turn: a house of devices would crowd every prompt.
       run: async (args, ctx): Promise<ToolOutcome> => {
         const params = withDefaults(entry.action.params, (args ?? {}) as Record<string, unknown>);
         const result = await runAction(deviceId, actionName, params, { tool: name, turnId: ctx.turnId });

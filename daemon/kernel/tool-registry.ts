@@ -68,17 +68,24 @@ export class ToolRegistry {
     return [...this.entries.keys()];
   }
 
-  /** Specs to offer the model; `only` restricts to a specialist's subset (unknown names are skipped). */
-  /** The specs of `only` (a specialist's tools) and of every tool offered everywhere; all when `only` is absent. */
+  /**
+   * Specs to offer the model: those `only` names (a specialist's subset; unknown names are skipped, a
+   * name ending in `*` is a prefix: `hwdev_*` is every generated device tool) and every tool offered
+   * everywhere; all when `only` is absent.
+   */
   specs(only?: readonly string[]): ToolSpec[] {
-    const names = only ?? this.names();
-    const out: ToolSpec[] = [];
-    for (const name of names) {
-      const entry = this.entries.get(name);
-      if (entry) out.push(entry.tool.spec);
+    if (!only) return [...this.entries.values()].map((e) => e.tool.spec);
+    const chosen = new Set<string>();
+    for (const name of only) {
+      if (!name.endsWith('*')) {
+        if (this.entries.has(name)) chosen.add(name);
+        continue;
+      }
+      const prefix = name.slice(0, -1);
+      for (const key of this.entries.keys()) if (key.startsWith(prefix)) chosen.add(key);
     }
-    if (only) for (const [name, entry] of this.entries) if (entry.tool.everywhere && !only.includes(name)) out.push(entry.tool.spec);
-    return out;
+    for (const [name, entry] of this.entries) if (entry.tool.everywhere) chosen.add(name);
+    return [...chosen].map((name) => this.entries.get(name)!.tool.spec);
   }
 
   /** Validation problems of a call's arguments, as "path: message" lines; empty when valid. */

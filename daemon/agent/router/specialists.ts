@@ -5,7 +5,7 @@ import type { SpecialistName } from '../../../protocol/session';
 export interface Specialist {
   name: SpecialistName;
   prompt: string;
-  /** Tool names offered to the model on this worker's turns; null = every registered tool. */
+  /** Tool names offered to the model on this worker's turns (a trailing `*` is a prefix); null = every registered tool. */
   tools: readonly string[] | null;
   keywords: readonly string[];
 }
@@ -29,7 +29,8 @@ export const SPECIALIST_LIST: readonly Specialist[] = [
   {
     name: 'home',
     prompt: 'You are the home specialist. You control and report on devices; confirm what you changed. Never guess a device state: list devices first.',
-    tools: ['list_devices', 'set_device', 'status', ...MEMORY],
+    // hwdev_*: the tools generated from each device's actions; device_*: the hand-written device skills (docs/hardware.md).
+    tools: ['list_devices', 'set_device', 'status', 'hwdev_*', 'device_*', ...MEMORY],
     keywords: 'home house lamp light switch turn thermostat temperature heating heater cooling door lock garage device sensor plug fan blind curtain tv scene room kitchen bedroom bathroom living hallway garden alarm vacuum brightness dim'.split(' '),
   },
   {

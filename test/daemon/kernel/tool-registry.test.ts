@@ -101,6 +101,11 @@ void test('specs(): all tools in registration order, or a subset in the order as
   assert.deepEqual(registry.specs(['who_am_i']).map((s) => s.name), ['who_am_i', 'start_taskflow']);
   assert.deepEqual(registry.specs(['start_taskflow', 'recall']).map((s) => s.name), ['start_taskflow', 'recall']);
   assert.deepEqual(registry.specs().map((s) => s.name), ['remember', 'recall', 'who_am_i', 'start_taskflow']);
+  // A trailing * names every tool with that prefix (generated device tools come and go).
+  registry.register('hardware', tool('hwdev_lamp__set_power')).register('hardware', tool('hwdev_thermo__set_target'));
+  assert.deepEqual(registry.specs(['recall', 'hwdev_*']).map((s) => s.name), ['recall', 'hwdev_lamp__set_power', 'hwdev_thermo__set_target', 'start_taskflow']);
+  assert.deepEqual(registry.specs(['hwdev_*', 'hwdev_lamp__set_power']).map((s) => s.name), ['hwdev_lamp__set_power', 'hwdev_thermo__set_target', 'start_taskflow'], 'once each');
+  assert.deepEqual(registry.specs(['nothing_*']).map((s) => s.name), ['start_taskflow']);
 });
 
 void test('a tool\'s argument schema is compiled on its first check, not at registration', () => {
