@@ -15,9 +15,11 @@
 //    rate-limited, verified), a hup_action_request to the node, its hup_action_response, the answer.
 //    That is the cheapest real path from a user to a device and back (the generated hwdev_ tools
 //    need a model to call them). Split by the node's own receive and reply times (epoch ms from
-//    performance.timeOrigin, same machine) into HTTP→node and node→HTTP reply. Baseline in the same
-//    run: a round trip over one bare `ws` socket to the baseline server, with the hup_action_request
-//    frame the node received out and the hup_action_response frame it sent back (same sizes).
+//    performance.timeOrigin, same machine) into HTTP→node and node→HTTP reply, and by the command's
+//    own record (queued → sent → succeeded). Baselines in the same run: the same agent turn without a
+//    tool or a device ("hello", one before each command), and a round trip over one bare `ws` socket
+//    to the baseline server, with the hup_action_request frame the node received out and the
+//    hup_action_response frame it sent back (same sizes).
 //  - re-registration after a restart: the brain is stopped (SIGTERM) while the 50 nodes are linked;
 //    they reconnect with the protocol's backoff (node-agent/link.ts backoffMs: 100 ms doubling to
 //    30 s, the upper half jittered); the brain is started again on the same home and port, and the
@@ -473,6 +475,29 @@ async function startBaseline(self, runtime, port) {
   };
 }
 
+/**
+ * Counts the brain's log lines at warn and above by message (SVC_LOG_LEVEL=warn: nothing else is
+ * written), so a fault under load shows in the report.
+ */
+function watchLog(brain, counts) {
+  let rest = '';
+  brain.child.stderr.on('data', (d) => {
+    const lines = (rest + d).split('\n');
+    rest = lines.pop();
+    for (const line of lines) {
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch (err) {
+        if (!(err instanceof SyntaxError)) throw err;
+        entry = { level: 50, msg: line.slice(0, 200) };
+      }
+      const key = `${entry.level >= 50 ? 'error' : 'warn'}: ${entry.msg ?? ''}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+  });
+}
+
 export async function run(ctx = {}) {
   const root = ctx.root ?? join(import.meta.dirname, '..', '..');
   const log = ctx.log ?? ((m) => process.stderr.write(`[hardware] ${m}\n`));
@@ -492,7 +517,9 @@ export async function run(ctx = {}) {
   let baseline = null;
   const fleets = [];
   try {
+    const brainLog = {};
     brain = await startBrain(root, { home, port, runtime, token: TOKEN });
+    watchLog(brain, brainLog);
     const coldStartMs = brain.startMs;
     log(`${nNodes} node keys minted through the pairing API`);
     const specs = [];
@@ -512,7 +539,9 @@ export async function run(ctx = {}) {
 
     log(`baseline: a bare ws relay, ${nNodes} nodes at ${hz} Hz for ${seconds} s`);
     baseline = await startBaseline(self, runtime, await freePort());
+    const relayLinkT0 = performance.now();
     await Promise.all(fleets.map((f, i) => f.ask('connect', { url: baseline.url.replace('http', 'ws'), token: TOKEN, nodes: share(i) })));
+    const relayLinkMs = performance.now() - relayLinkT0;
     const baselineRssLinked = memoryOf(baseline.child.pid);
     const relay = await loadPhase(fleets, baseline.child.pid, seconds, hz);
     await Promise.all(fleets.map((f) => f.ask('disconnect')));
@@ -531,7 +560,14 @@ export async function run(ctx = {}) {
     log(`command round trips: ${nCommands} "turn on/off lamp NN" through POST /api/dashboard/command (local agent, set_device)`);
     const rounds = [];
     const failures = [];
+    const turns = [];
     for (let i = 0; i < nCommands + 10; i++) {
+      // The same agent turn without a tool or a device ("hello": the local agent's greeting), one before each command.
+      const h0 = performance.now();
+      const hello = await fetch(`${brain.url}/api/dashboard/command`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hello' }) });
+      await hello.arrayBuffer();
+      if (hello.status !== 200) failures.push({ text: 'hello', status: hello.status });
+      else if (i >= 10) turns.push(performance.now() - h0);
       const n = String((i % nNodes) + 1).padStart(2, '0');
       const r = await commandOnce(brain.url, fleets, `turn ${Math.floor(i / nNodes) % 2 === 0 ? 'on' : 'off'} lamp ${n}`);
       if (r.status !== 200 || r.action === null) failures.push({ text: `lamp ${n}`, status: r.status, body: r.body ?? r.response });
@@ -540,6 +576,16 @@ export async function run(ctx = {}) {
     const recent = await api(brain.url, 'GET', `/api/commands/recent?limit=${Math.min(500, nCommands + 10)}`);
     const statuses = {};
     for (const c of recent.commands) statuses[c.status] = (statuses[c.status] ?? 0) + 1;
+    // The brain's own record of each measured command (ms resolution): created (queued, its row
+    // committed before it is sent) → sent → succeeded (committed before the tool answers).
+    const measured = new Set(rounds.map((r) => r.action.action_id));
+    const legs = { queued_to_sent: [], sent_to_succeeded: [] };
+    for (const c of recent.commands) {
+      if (!measured.has(c.command_id)) continue;
+      const at = (status) => Date.parse(c.history.find((h) => h.status === status)?.at ?? '');
+      legs.queued_to_sent.push(at('sent') - at('queued'));
+      legs.sent_to_succeeded.push(at('succeeded') - at('sent'));
+    }
     const sample = rounds.find((r) => r.action)?.action;
     const echo = await echoRoundTrips(baseline.url, 'x'.repeat(sample?.request_bytes ?? 200), sample?.response_bytes ?? 150, nCommands + 10);
     const commandRoundTrip = latency(rounds.map((r) => r.total));
@@ -552,6 +598,7 @@ export async function run(ctx = {}) {
     const spawnedAt = epochNow();
     const spawnT0 = performance.now();
     brain = await startBrain(root, { home, port, runtime, token: TOKEN });
+    watchLog(brain, brainLog);
     await untilOnline(brain.url, nNodes);
     const allOnlineMs = performance.now() - spawnT0;
     await Promise.all(fleets.map((f) => f.ask('waitLinked')));
@@ -573,7 +620,8 @@ export async function run(ctx = {}) {
       },
       baseline: {
         brain_idle_no_nodes: idle,
-        relay: { rss_with_nodes_linked: baselineRssLinked, under_load: relay },
+        relay: { link_all_nodes_ms: round(relayLinkMs, 1), rss_with_nodes_linked: baselineRssLinked, under_load: relay },
+        agent_turn_without_device: { ...latency(turns), text: 'hello', note: 'the same POST /api/dashboard/command and session, answered by the local agent without a tool; one before each command' },
         ws_echo_round_trip: { ...echoRoundTrip, request_bytes: sample?.request_bytes ?? null, response_bytes: sample?.response_bytes ?? null },
         brain_cold_start_ms: round(coldStartMs, 1),
       },
@@ -593,8 +641,10 @@ export async function run(ctx = {}) {
         failures: failures.length,
         failure_examples: failures.slice(0, 3),
         command_statuses: statuses,
+        command_record: { queued_to_sent: latency(legs.queued_to_sent), sent_to_succeeded: latency(legs.sent_to_succeeded) },
         answer_example: rounds[0]?.response ?? null,
         p50_over_echo_p50: round(commandRoundTrip.p50_ms / echoRoundTrip.p50_ms, 1),
+        p50_minus_turn_without_device_p50_ms: round(commandRoundTrip.p50_ms - percentile(turns, 50), 2),
       },
       restart: {
         stop_ms: round(stopMs, 1),
@@ -603,6 +653,7 @@ export async function run(ctx = {}) {
         node_ack_after_spawn: { nodes: ackAfterSpawn.length, p50_ms: round(percentile(ackAfterSpawn, 50), 1), p99_ms: round(percentile(ackAfterSpawn, 99), 1), max_ms: round(Math.max(...ackAfterSpawn), 1) },
       },
       node_side_notes: notes,
+      brain_log_warnings: brainLog,
       targets: {
         telemetry_p99_ms: { target: 'informational', value: load.event_to_telemetry.p99_ms, pass: null },
         telemetry_lost: { target: 0, value: load.lost, pass: load.lost === 0 },
