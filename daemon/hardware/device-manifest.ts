@@ -11,7 +11,10 @@ export interface DeviceSpec {
   deviceId: string;
   name: string;
   type: string;
+  /** How the brain reaches it: `local` (the brain-local node-agent), `mesh` (another board's node), `phone_ble` (a phone bridge). */
   transport: TransportKind;
+  /** The device's own link to its node as the manifest names it (serial, ble, …), or null. */
+  bus: string | null;
   capabilities: string[];
   actions: NormalizedAction[];
   /** The manifest as declared (or derived), stored so a restarted brain lists the device. */
@@ -119,7 +122,9 @@ export function manifestOfPeripheral(peripheral: BridgedPeripheral): DeviceManif
 
 /**
  * A manifest as a DeviceSpec: aliases resolved (normalizeAction), actions without a name dropped, a
- * repeated action name kept once (the first), and the transport the manifest names or `fallback`.
+ * repeated action name kept once (the first). The transport is how the brain reaches the device —
+ * phone_ble for a bridged peripheral, else `fallback` (local for the brain-local node, mesh for any
+ * other) — and the manifest's own transport kind (serial, ble) is its bus.
  */
 export function specOf(manifest: DeviceManifest, fallback: TransportKind): DeviceSpec {
   const actions: NormalizedAction[] = [];
@@ -134,7 +139,8 @@ export function specOf(manifest: DeviceManifest, fallback: TransportKind): Devic
     deviceId: manifest.device_id,
     name: manifest.name,
     type: manifest.device_type,
-    transport: manifest.transport?.kind ?? fallback,
+    transport: manifest.transport?.kind === 'phone_ble' ? 'phone_ble' : fallback,
+    bus: manifest.transport?.kind ?? null,
     capabilities: [...new Set(manifest.capabilities ?? [])],
     actions,
     manifest,

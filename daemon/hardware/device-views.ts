@@ -26,6 +26,7 @@ export function connectedDevice(registry: DeviceRegistry, telemetry: TelemetrySt
     name: device.spec.name,
     type: device.spec.type,
     transport: device.spec.transport,
+    bus: device.spec.bus,
     node_id: device.nodeId,
     online: registry.online(device, now),
     last_seen: iso(device.lastSeen ?? (node?.online ? node.lastSeenAt : null)),

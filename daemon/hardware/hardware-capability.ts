@@ -14,7 +14,7 @@ import { flattenReadings } from './readings';
 import { routes } from '../http/route-kit';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { LocalAgentKey, LocalAgentSupervisor } from './local-agent';
+import { LOCAL_NODE_ID, LocalAgentKey, LocalAgentSupervisor } from './local-agent';
 
 export const HARDWARE = 'hardware';
 
@@ -31,6 +31,7 @@ export const hardwareCapability = defineCapability({
       clock: context.clock,
       connections: context.core.connections,
       settings,
+      defaultTransport: (nodeId) => (nodeId === LOCAL_NODE_ID ? 'local' : 'mesh'),
     });
     // Proactive alerts keep tables of their own, migrated here as a component of their own.
     context.store.migrate(PROACTIVE_COMPONENT, PROACTIVE_MIGRATIONS);

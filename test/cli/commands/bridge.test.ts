@@ -79,6 +79,7 @@ const device = (over: Partial<ConnectedDevice>): ConnectedDevice => ({
   name: 'Bedside bulb',
   type: 'light',
   transport: 'phone_ble',
+  bus: 'phone_ble',
   node_id: 'phone-kitchen',
   online: true,
   last_seen: '2026-11-25T03:59:58Z',
@@ -93,7 +94,7 @@ const device = (over: Partial<ConnectedDevice>): ConnectedDevice => ({
 const DEVICES: ConnectedDevice[] = [
   device({ device_id: 'hr_strap', name: 'Chest strap', type: 'heart_rate_monitor', battery_pct: 87, readings: { bpm: { value: 72, at: '2026-11-25T03:59:48Z' } } }),
   device({}),
-  device({ device_id: 'thermo', name: 'Thermostat', type: 'thermostat', transport: 'serial', node_id: 'rpi-hall' }),
+  device({ device_id: 'thermo', name: 'Thermostat', type: 'thermostat', transport: 'mesh', bus: 'serial', node_id: 'rpi-hall' }),
   device({ device_id: 'scale', name: 'Scale', type: 'scale', node_id: 'phone-ada', online: false, readings: { kg: { value: 71.5, at: '2026-11-23T03:00:00Z' } } }),
 ];
 

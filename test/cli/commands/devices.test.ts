@@ -10,6 +10,7 @@ const thermo: ConnectedDevice = {
   name: 'Hall thermostat',
   type: 'thermostat',
   transport: 'mesh',
+  bus: 'serial',
   node_id: 'board-1',
   online: true,
   last_seen: '2026-11-25T03:00:00.000Z',

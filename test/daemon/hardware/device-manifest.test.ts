@@ -33,7 +33,10 @@ void test('one manifest or a list is kept; aliases resolved, repeated actions an
   assert.deepEqual(manifestsOf(register({ device_manifest: lamp })), [lamp]);
   assert.equal(manifestsOf(register({ device_manifest: [lamp, { ...lamp, device_id: 'lamp2' }] })).length, 2);
   const spec = specOf(lamp, 'mesh');
-  assert.equal(spec.transport, 'serial');
+  assert.equal(spec.transport, 'mesh', 'how the brain reaches it');
+  assert.equal(spec.bus, 'serial', 'the device\'s own link to its node');
+  assert.equal(specOf(lamp, 'local').transport, 'local');
+  assert.equal(specOf({ ...lamp, transport: { kind: 'phone_ble' } }, 'mesh').transport, 'phone_ble');
   assert.deepEqual(spec.actions.map((a) => a.name), ['set_power']);
   assert.deepEqual(spec.actions[0]!.params.map((p) => p.type), ['boolean']);
 });

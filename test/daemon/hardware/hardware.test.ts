@@ -44,7 +44,8 @@ void test('a node\'s manifest becomes a device with tools; a call runs, is verif
   const devices = (await rig.inject('/api/devices/connected')).json() as ConnectedDeviceList;
   assert.equal(devices.devices.length, 1);
   const lamp = devices.devices[0]!;
-  assert.equal(lamp.transport, 'serial');
+  assert.equal(lamp.transport, 'mesh');
+  assert.equal(lamp.bus, 'serial');
   assert.equal(lamp.node_id, 'pi-1');
   assert.equal(lamp.online, true);
   assert.deepEqual(lamp.actions.map((a) => a.tool), ['hwdev_lamp__set_power', 'hwdev_lamp__read_power']);
