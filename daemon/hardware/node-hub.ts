@@ -49,8 +49,8 @@ const DEFAULT_ACTION_TIMEOUT_MS = 5000;
 const RESPONSE_GRACE_MS = 1000;
 /** How long stop() waits for sockets to finish their close handshake. */
 const STOP_WAIT_MS = 1500;
-/** Distinct once-per-node log notes kept per node (aliases, unknown types). */
-const MAX_NOTES_PER_NODE = 64;
+/** Unknown message types logged per node: a node inventing names cannot grow the brain's memory or its log. */
+const MAX_UNKNOWN_TYPES_NOTED = 64;
 const CLOSE_FOR_ERROR: Readonly<Record<number, number>> = { 1001: 4001, 1002: 4002, 1003: 4003, 1005: 4003 };
 const ERROR_FOR_CLOSE: Readonly<Record<number, number>> = { 4001: 1001, 4002: 1002, 4003: 1003 };
 
@@ -68,6 +68,7 @@ export class NodeHub implements NodeLinks {
   /** Every open socket, registered or not. */
   private readonly sockets = new Set<NodeConnection>();
   private readonly notes = new Map<string, Set<string>>();
+  private readonly unknownTypes = new Map<string, Set<string>>();
   private readonly log: Logger;
   private sweepTimer: NodeJS.Timeout | null = null;
   private stopping = false;
@@ -240,7 +241,7 @@ export class NodeHub implements NodeLinks {
     if (frame.alias !== null) this.noteAlias(conn, frame.alias, frame.kind === 'message' ? frame.message.type : frame.type);
     if (frame.kind === 'unknown') {
       const type = frame.type;
-      this.noteOnce(conn.principalId, `type:${type}`, () => this.log.info({ node: conn.nodeId, type: type.slice(0, 64) }, 'node sent a message type this brain does not read: ignored'));
+      this.noteUnknownType(conn, type);
       return;
     }
     const nodeId = conn.nodeId!;
@@ -349,13 +350,25 @@ export class NodeHub implements NodeLinks {
     this.noteOnce(conn.principalId, `alias:${alias}`, () => this.log.info({ node: conn.principalId, deprecated: alias, now }, 'node uses a deprecated message name'));
   }
 
-  /** Runs `log` the first time `key` is seen for this node. */
+  /** Runs `log` the first time `key` is seen for this node; keys come from a fixed set (aliases, key forms, the unknown-type cap). */
   private noteOnce(nodeId: string, key: string, log: () => void): void {
     let seen = this.notes.get(nodeId);
     if (!seen) this.notes.set(nodeId, (seen = new Set()));
-    if (seen.has(key) || seen.size >= MAX_NOTES_PER_NODE) return;
+    if (seen.has(key)) return;
     seen.add(key);
     log();
+  }
+
+  private noteUnknownType(conn: NodeConnection, type: string): void {
+    let seen = this.unknownTypes.get(conn.principalId);
+    if (!seen) this.unknownTypes.set(conn.principalId, (seen = new Set()));
+    if (seen.has(type)) return;
+    if (seen.size >= MAX_UNKNOWN_TYPES_NOTED) {
+      this.noteOnce(conn.principalId, 'unknown-types-cap', () => this.log.info({ node: conn.principalId, noted: MAX_UNKNOWN_TYPES_NOTED }, 'node sends many unknown message types: no more are logged'));
+      return;
+    }
+    seen.add(type);
+    this.log.info({ node: conn.principalId, type: type.slice(0, 64) }, 'node sent a message type this brain does not read: ignored');
   }
 }
 

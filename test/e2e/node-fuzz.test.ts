@@ -51,8 +51,9 @@ class Node {
     ws.on('close', (code: number) => this.closes.push(code));
   }
 
-  static open(brain: BrainProcess, key: string): Promise<Node> {
-    const ws = new WebSocket(`ws://127.0.0.1:${brain.port}/v1/node`, ['feral.hup.v1'], { headers: { authorization: `Bearer ${key}` } });
+  static open(brain: BrainProcess, key: string, form: 'header' | 'query' = 'header'): Promise<Node> {
+    const url = `ws://127.0.0.1:${brain.port}/v1/node${form === 'query' ? `?api_key=${encodeURIComponent(key)}` : ''}`;
+    const ws = new WebSocket(url, ['feral.hup.v1'], { headers: form === 'header' ? { authorization: `Bearer ${key}` } : {} });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new Node(ws)));
       ws.once('error', reject);
@@ -217,12 +218,22 @@ void test('fuzz: thousands of malformed frames from one node; the other keeps it
   const errors = node.frames.filter((f) => f.type === 'error').map((f) => f.payload.code as number);
   assert.ok(errors.length > FRAMES / 2, `the junk was answered with errors (${errors.length})`);
   assert.ok(errors.every((c) => [1002, 1003, 1006, 4020].includes(c)), `only frame errors, no internal ones: ${[...new Set(errors)].join(', ')}`);
-  assert.ok(!brain.lines.some((l) => l.includes('"level":50') || l.includes('"level":60')), 'nothing logged at error');
 
-  // The hub still answers: a node that registers now is acknowledged, and /health is fine.
-  const late = await Node.open(brain, fuzzKey);
+  // The hub still answers: a node that registers now (with its key in the deprecated ?api_key= form) is
+  // acknowledged, a wrong key is refused with 4001, /health is fine, and neither key reaches the log.
+  const late = await Node.open(brain, fuzzKey, 'query');
   assert.equal((await late.register({ node_id: 'fuzz-node', node_type: 'sensor', capabilities: [] })).payload.node_id, 'fuzz-node');
+  const wrong = await Node.open(brain, 'svcdk_not-a-key-of-this-brain', 'query');
+  await wrong.closed;
+  assert.deepEqual(wrong.closes, [4001]);
   assert.equal((await fetch(`${brain.url}/health`)).status, 200);
   session.ws.close();
+
+  // The log, read whole once the brain has exited (it writes asynchronously).
+  const stdioClosed = new Promise((resolve) => brain.child.once('close', resolve));
   assert.equal(await brain.stop(), 0);
+  await stdioClosed;
+  assert.ok(!brain.lines.some((l) => l.includes('"level":50') || l.includes('"level":60')), 'nothing logged at error');
+  assert.ok(brain.lines.some((l) => l.includes('?api_key=')), 'the deprecated key form is noted');
+  for (const key of [fuzzKey, lampKey, 'svcdk_not-a-key-of-this-brain']) assert.ok(!brain.lines.some((l) => l.includes(key)), 'a node key reached the log');
 });

@@ -214,6 +214,11 @@ void test('unknown message types are ignored (no error, socket stays) and logged
   assert.equal(peer.errors().length, 0);
   assert.equal(logs.filter((l) => l.includes('does not read') && l.includes('genui_event')).length, 1);
   assert.equal(logs.filter((l) => l.includes('does not read') && l.includes('from_the_future')).length, 1);
+  // A node inventing names gets 64 of them logged, then one line that says no more are.
+  for (let i = 0; i < 80; i++) peer.send(`invented_${i}`, {});
+  await pinged(peer);
+  assert.equal(logs.filter((l) => l.includes('does not read')).length, 64);
+  assert.equal(logs.filter((l) => l.includes('no more are logged')).length, 1);
 });
 
 void test('errors on an open socket keep it open: 2.x version, bad JSON, binary (1002), bad payload (1003 with ref)', async (t) => {
