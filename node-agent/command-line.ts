@@ -29,6 +29,7 @@ export const NODE_AGENT_ENVIRONMENT = {
   SVC_BRAIN_URL: 'the brain to pair with when --brain is not given (else found over mDNS)',
   SVC_NODE_KEY_DIR: 'where node keys are kept when --key-dir is not given (default ~/.config/svc-node/keys)',
   SVC_NODE_CONFIG: 'the config file of `run` when --config is not given (default ~/.config/svc-node/config.json)',
+  SVC_NODE_KEY: 'the node key itself, instead of the key directory (the brain gives its local node-agent one this way)',
 } as const;
 
 export const DEFAULT_PAIR_TIMEOUT_S = 600;

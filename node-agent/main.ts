@@ -76,6 +76,7 @@ async function main(args: readonly string[]): Promise<number> {
         io,
         log,
         envBrain: env.SVC_BRAIN_URL,
+        envKey: env.SVC_NODE_KEY,
         defaultKeyDir: keyDir,
         defaultConfig: { file: configFile, explicit: Boolean(env.SVC_NODE_CONFIG) },
         hostname: hostname(),

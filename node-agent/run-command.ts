@@ -33,6 +33,8 @@ export interface RunContext {
   log: RunLog;
   /** $SVC_BRAIN_URL. */
   envBrain: string | undefined;
+  /** $SVC_NODE_KEY: the key itself (the brain's local node-agent); no key directory, no pairing. */
+  envKey: string | undefined;
   defaultKeyDir: string;
   /** The config file when --config is not given; `explicit` when it came from $SVC_NODE_CONFIG (then it must exist). */
   defaultConfig: { file: string; explicit: boolean };
@@ -88,7 +90,7 @@ async function adaptersFor(config: AgentConfig, ctx: RunContext): Promise<Device
   let serial: SerialOpener | null = null;
   const out: DeviceAdapter[] = [];
   for (const device of config.devices) {
-    const log = ctx.log.child({ device: device.id });
+    const log = ctx.log.child({ adapter: device.adapter });
     if (device.adapter === 'serial') {
       serial ??= await ctx.serialOpener();
       out.push(new SerialAdapter(device, { open: serial, log }));
@@ -154,7 +156,7 @@ export async function runCommand(options: RunOptions, ctx: RunContext): Promise<
     return EXIT_FAILED;
   }
 
-  let key = await readNodeKey(keyDir, nodeId);
+  let key = ctx.envKey !== undefined && ctx.envKey !== '' ? ctx.envKey : await readNodeKey(keyDir, nodeId);
   if (key === null) {
     io.err.write(`node-agent: node "${nodeId}" has no node key in ${keyDir} yet; pairing first\n`);
     const paired = await ctx.pair({ brain: brain.url, nodeId, keyDir, timeoutSeconds: DEFAULT_PAIR_TIMEOUT_S, ...(name !== undefined ? { name } : {}) });
@@ -200,7 +202,9 @@ export async function runCommand(options: RunOptions, ctx: RunContext): Promise<
     await d.start({
       reading: (event, data) => link.reading(id, event, data),
       status: (state, detail) => {
-        link.reading(id, 'device_status', { state, detail });
+        // One reading per device (the brain keeps readings by field): what the dashboard shows as its state.
+        link.reading(id, 'device_status', { device_state: state });
+        ctx.log.debug({ device: id, state, detail }, 'device status');
         if (ready) ctx.notifier.status(statusLine(link, devices));
       },
     });

@@ -130,10 +130,10 @@ void test('run with a serial thermostat: register, READY and watchdog, telemetry
   const read = await brain.request('read_state', {}, { timeout_ms: 5000 });
   assert.equal((read.result as { target: number }).target, 23.5);
 
-  const connectedEvents = (): number => brain.frames.filter((f) => f.payload.event_type === 'device_status' && (f.payload.data as { state: string }).state === 'connected').length;
+  const connectedEvents = (): number => brain.frames.filter((f) => f.payload.event_type === 'device_status' && (f.payload.data as { device_state: string }).device_state === 'connected').length;
   const connectedBefore = connectedEvents();
   await device.unplug();
-  await brain.waitFor('device_event', (f) => f.payload.event_type === 'device_status' && (f.payload.data as { state: string }).state === 'connecting');
+  await brain.waitFor('device_event', (f) => f.payload.event_type === 'device_status' && (f.payload.data as { device_state: string }).device_state === 'connecting');
   const offline = await brain.request('read_state', {}, { timeout_ms: 5000 });
   assert.equal(offline.success, false);
   assert.match(String(offline.error), /^device unavailable/);
@@ -155,14 +155,13 @@ void test('run with a serial thermostat: register, READY and watchdog, telemetry
   assert.match(agent.err.join('\n'), /refused this node's key .*pair this board again with `node-agent pair`/);
 });
 
-void test('SIGTERM: node_bye, devices closed, exit 0', { timeout: 60_000 }, async (t) => {
+void test('SVC_NODE_KEY instead of a key file (the brain-local agent); SIGTERM: node_bye, exit 0', { timeout: 60_000 }, async (t) => {
   const dir = scratch(t);
   const key = newDeviceKey();
   const keyDir = join(dir, 'keys');
-  await writeNodeKey(keyDir, 'rpi-quiet', key);
   const brain = await startHupBrain({ key });
   t.after(() => brain.stop());
-  const agent = startAgent(['--brain', brain.url, '--node-id', 'rpi-quiet', '--key-dir', keyDir], boardEnv({ SVC_NODE_CONFIG: '', HOME: dir }));
+  const agent = startAgent(['--brain', brain.url, '--node-id', 'rpi-quiet', '--key-dir', keyDir], boardEnv({ SVC_NODE_CONFIG: '', HOME: dir, SVC_NODE_KEY: key }));
   t.after(() => agent.signal('SIGKILL'));
   await brain.waitFor('node_register');
   await agent.line(/linked to ws:/);
@@ -170,6 +169,7 @@ void test('SIGTERM: node_bye, devices closed, exit 0', { timeout: 60_000 }, asyn
   assert.equal(await agent.exited, 0, agent.err.join('\n'));
   assert.ok(brain.frames.some((f) => f.type === 'node_bye'));
   assert.match(agent.err.join('\n'), /no config file at .*; running with no devices/);
+  assert.doesNotMatch(agent.err.join('\n'), /pairing first/);
 });
 
 void test('no key yet: run pairs by code with the built brain first (code on stdout, claimed with svc pair code), keeps the key, then links', { timeout: 90_000 }, async (t) => {

@@ -17,6 +17,7 @@ function context(t: { after(fn: () => void): void }, over: Partial<RunContext> =
     io: { out: { write: () => true }, err: { write: (s: string) => (err += s) } },
     log,
     envBrain: undefined,
+    envKey: undefined,
     defaultKeyDir: join(dir, 'keys'),
     defaultConfig: { file: join(dir, 'config.json'), explicit: false },
     hostname: 'rpi-hall',
