@@ -10,7 +10,6 @@ import { createHardware } from './hardware';
 import { answerChat } from './node-chat';
 import { PROACTIVE_COMPONENT, PROACTIVE_MIGRATIONS, ProactiveAlerts } from './proactive';
 import { proactiveRoutes } from './proactive-routes';
-import { flattenReadings } from './readings';
 import { routes } from '../http/route-kit';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -39,24 +38,15 @@ export const hardwareCapability = defineCapability({
     const chats = new AbortController();
     const hub = new NodeHub({
       listener: {
-        registered: (node) => {
-          alerts.nodeUp(node.nodeId);
-          return hardware.listener.registered(node);
-        },
+        registered: (node) => hardware.listener.registered(node),
         heartbeat: (nodeId, beat, at) => {
           hardware.listener.heartbeat(nodeId, beat, at);
           if (beat.battery_pct !== undefined) alerts.battery(nodeId, beat.battery_pct);
         },
-        deviceEvent: (nodeId, event, at) => {
-          hardware.listener.deviceEvent(nodeId, event, at);
-          alerts.readings(event.device_id ?? nodeId, nodeId, flattenReadings(event.data));
-        },
+        deviceEvent: (nodeId, event, at) => hardware.listener.deviceEvent(nodeId, event, at),
         bridgeRegistered: (nodeId, bridge, at) => hardware.listener.bridgeRegistered(nodeId, bridge, at),
-        disconnected: (nodeId, reason, at, superseded) => {
-          hardware.listener.disconnected(nodeId, reason, at, superseded);
-          if (!superseded) alerts.nodeDown(nodeId);
-        },
-        chatRequest: (nodeId, request, reply) => answerChat(context.core.conversations, context.logger, chats.signal, nodeId, request, reply),
+        disconnected: (nodeId, reason, at, superseded) => hardware.listener.disconnected(nodeId, reason, at, superseded),
+        chatRequest: (nodeId, request, reply) => void answerChat(context.core.conversations, context.logger, chats.signal, nodeId, request, reply),
       },
       credentials: context.core.credentials,
       logger: context.logger,
@@ -77,7 +67,20 @@ export const hardwareCapability = defineCapability({
       : null;
     if (local) context.listener.onListening((addresses) => local.listening(addresses));
     context.bus.on(HARDWARE, (event) => {
-      if (event.type === 'device_revoked' && event.nodeId !== null) hub.disconnect(event.nodeId, NodeCloseCode.unauthorized, 'node key revoked');
+      switch (event.type) {
+        case 'device_revoked':
+          if (event.nodeId !== null) hub.disconnect(event.nodeId, NodeCloseCode.unauthorized, 'node key revoked');
+          return;
+        // The device layer's own events feed the proactive alerts (readings with the device id it resolved).
+        case 'device_telemetry':
+          return alerts.readings(event.deviceId, event.nodeId, event.readings);
+        case 'node_online':
+          return alerts.nodeUp(event.nodeId);
+        case 'node_offline':
+          return alerts.nodeDown(event.nodeId);
+        default:
+          return;
+      }
     });
     return {
       migrations: hardware.migrations,

@@ -10,7 +10,6 @@ import { pino } from 'pino';
 import fc from 'fast-check';
 import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import { PROACTIVE_COMPONENT, PROACTIVE_MIGRATIONS, ProactiveAlerts } from '../../../daemon/hardware/proactive';
-import { flattenReadings } from '../../../daemon/hardware/readings';
 import type { BrainEvent } from '../../../daemon/kernel/events';
 import type { BrainMessage } from '../../../protocol/session';
 import type { HardwareSettings } from '../../../daemon/hardware/hardware-settings';
@@ -154,11 +153,4 @@ void test('property: whatever readings and dismissals come, at most one alert pe
     }),
     { numRuns: 25 },
   );
-});
-
-void test('flattenReadings: scalars by key, nested objects with dots, arrays and non-finite numbers dropped, bounded', () => {
-  assert.deepEqual(flattenReadings({ celsius: 21.5, ok: true, label: 'x', none: null, accel: { x: 1, y: { z: 2 } }, list: [1, 2], nan: Number.NaN }), { celsius: 21.5, ok: true, label: 'x', none: null, 'accel.x': 1, 'accel.y.z': 2 });
-  const many = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, i]));
-  assert.equal(Object.keys(flattenReadings(many)).length, 64);
-  fc.assert(fc.property(fc.object(), (o) => void flattenReadings(o)));
 });
