@@ -417,6 +417,7 @@ async function loadPhase(fleets, pid, seconds, hz) {
     cpu_clock: cpu0.clock,
     rss_end: rss.at(-1) ?? null,
     rss_peak: peak,
+    rss_mib_each_second: rss.map((r) => r.rss_mib),
     fleet_cpu_pct_of_one_core: round((fleetCpuMs / wallMs) * 100, 1),
     wall_s: round(wallMs / 1000, 1),
   };
@@ -503,7 +504,7 @@ export async function run(ctx = {}) {
   const log = ctx.log ?? ((m) => process.stderr.write(`[hardware] ${m}\n`));
   const nNodes = ctx.nodes ?? 50;
   const hz = ctx.hz ?? 10;
-  const seconds = ctx.loadSeconds ?? 15;
+  const seconds = ctx.loadSeconds ?? 20;
   const nCommands = ctx.commands ?? 200;
   const nFleets = ctx.fleets ?? 2;
   const self = import.meta.filename;
@@ -540,16 +541,20 @@ export async function run(ctx = {}) {
     log(`baseline: a bare ws relay, ${nNodes} nodes at ${hz} Hz for ${seconds} s`);
     baseline = await startBaseline(self, runtime, await freePort());
     const relayLinkT0 = performance.now();
+    const relayLinkCpu0 = cpuOf(baseline.child.pid).ms;
     await Promise.all(fleets.map((f, i) => f.ask('connect', { url: baseline.url.replace('http', 'ws'), token: TOKEN, nodes: share(i) })));
     const relayLinkMs = performance.now() - relayLinkT0;
+    const relayLinkCpuMs = cpuOf(baseline.child.pid).ms - relayLinkCpu0;
     const baselineRssLinked = memoryOf(baseline.child.pid);
     const relay = await loadPhase(fleets, baseline.child.pid, seconds, hz);
     await Promise.all(fleets.map((f) => f.ask('disconnect')));
 
     log(`the brain: ${nNodes} nodes link, then ${hz} Hz each for ${seconds} s`);
     const linkT0 = performance.now();
+    const linkCpu0 = cpuOf(brain.child.pid).ms;
     await Promise.all(fleets.map((f, i) => f.ask('connect', { url: `ws://127.0.0.1:${port}`, token: TOKEN, nodes: share(i) })));
     const allAckedMs = performance.now() - linkT0;
+    const linkCpuMs = cpuOf(brain.child.pid).ms - linkCpu0;
     await untilOnline(brain.url, nNodes);
     await sleep(1000);
     const linkedQuiet = memoryOf(brain.child.pid);
@@ -620,13 +625,14 @@ export async function run(ctx = {}) {
       },
       baseline: {
         brain_idle_no_nodes: idle,
-        relay: { link_all_nodes_ms: round(relayLinkMs, 1), rss_with_nodes_linked: baselineRssLinked, under_load: relay },
+        relay: { link_all_nodes_ms: round(relayLinkMs, 1), link_cpu_ms: round(relayLinkCpuMs, 1), rss_with_nodes_linked: baselineRssLinked, under_load: relay },
         agent_turn_without_device: { ...latency(turns), text: 'hello', note: 'the same POST /api/dashboard/command and session, answered by the local agent without a tool; one before each command' },
         ws_echo_round_trip: { ...echoRoundTrip, request_bytes: sample?.request_bytes ?? null, response_bytes: sample?.response_bytes ?? null },
         brain_cold_start_ms: round(coldStartMs, 1),
       },
       telemetry: {
         link_all_nodes_ms: round(allAckedMs, 1),
+        link_cpu_ms: round(linkCpuMs, 1),
         rss_linked_quiet: linkedQuiet,
         under_load: load,
         rss_1s_after_load: rssAfterLoad,
