@@ -329,6 +329,18 @@ void test('a listener that throws is logged at error and answered with 1099; the
   assert.ok(logs.some((l) => levelOf(l) === 50 && l.includes('hardware listener failed')));
 });
 
+void test('a registration the listener fails on is 1099 and no ack; the node may try again', async (t) => {
+  const { connect, listener, hub } = await hubRig(t);
+  const peer = await connect();
+  listener.fail = 'registered';
+  peer.send('node_register', { node_id: 'pi-1', node_type: 'rpi', capabilities: [] });
+  assert.equal((await peer.next('error')).payload.code, 1099);
+  assert.equal(hub.online('pi-1'), false);
+  listener.fail = null;
+  assert.equal((await peer.register('pi-1')).payload.node_id, 'pi-1');
+  assert.ok(hub.online('pi-1'));
+});
+
 void test('phone frames: peripheral_bridge_register reaches the listener; chat_request is answered with chat_response', async (t) => {
   const { node, listener } = await hubRig(t);
   const { peer } = await node('phone');
