@@ -1,7 +1,8 @@
 // The built node-agent against the built brain's own /v1/node (daemon/hardware), black box: a board
 // without a key pairs by code, registers a serial thermostat on a real pty (socat), and the brain lists
 // the device online over transport mesh with its tools and a temperature reading, and the node fresh;
-// an unplug shows as the device's state; revoking the node key on the brain closes the link and the agent exits 77 (EX_NOPERM).
+// a session turn sets it and the brain's verify loop reads it back through the agent; an unplug
+// shows as the device's state; revoking the node key on the brain closes the link and the agent exits 77 (EX_NOPERM).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,9 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ConnectedDeviceList, NodeHealthList } from '../../protocol/hardware';
+import type { CommandList, ConnectedDeviceList, NodeHealthList } from '../../protocol/hardware';
 import { ROOT, SVC, startBrain } from '../helpers/brain-process';
 import { runTool } from '../helpers/external-tools';
+import { connect as connectSession, waitForFrame } from '../helpers/session-client';
 import { plugSerialDevice, thermostatConfig } from '../helpers/serial-device';
 
 const AGENT = join(ROOT, 'dist', 'node-agent.mjs');
@@ -32,7 +34,7 @@ async function until<T>(probe: () => Promise<T | undefined>, what: () => string,
   throw new Error(`timed out waiting for ${what()}`);
 }
 
-void test('pair by code, register a serial thermostat with the brain, the brain lists it online with readings; a revoked key ends the agent with 77', { timeout: 120_000 }, async (t) => {
+void test('pair by code, register a serial thermostat, the brain lists it online with readings, a session turn sets it and it is verified, an unplug shows; a revoked key ends the agent with 77', { timeout: 120_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-agent-brain-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const brain = await startBrain();
@@ -71,6 +73,25 @@ void test('pair by code, register a serial thermostat with the brain, the brain 
   const node = nodes.nodes.find((n) => n.node_id === 'rpi-hall');
   assert.ok(node?.online, JSON.stringify(nodes));
   assert.equal(node.freshness, 'fresh');
+
+  // A session turn sets it: the brain's set_device runs set_target on the node-agent, which writes
+  // "SET 23.5" to the pty; the verify contract reads read_state back and compares target.
+  const session = await connectSession(brain);
+  t.after(() => session.ws.close());
+  const opened = session.next('session_opened');
+  session.ws.send(JSON.stringify({ type: 'session_open', session_id: '', payload: {} }));
+  const sessionId = (await opened).session_id;
+  const from = session.frames.length;
+  session.ws.send(JSON.stringify({ type: 'text_command', session_id: sessionId, payload: { text: 'set the thermostat to 23.5' } }));
+  await waitForFrame(session.ws, session.frames, 'text_response', () => true, from);
+  let commands = '';
+  const command = await until(async () => {
+    const list = (await (await brain.api('/api/commands/recent?device=thermostat')).json()) as CommandList;
+    commands = JSON.stringify(list);
+    const c = list.commands.find((x) => x.action === 'set_target');
+    return c !== undefined && c.status !== 'queued' && c.status !== 'sent' && c.verified !== null ? c : undefined;
+  }, () => `the set_target command to finish verified: ${commands}`);
+  assert.deepEqual([command.status, command.verified, command.params, command.result], ['succeeded', true, { celsius: 23.5 }, { celsius: 23.5 }], JSON.stringify(command));
 
   await device.unplug();
   await until(async () => {
