@@ -81,7 +81,7 @@ async function main(args: readonly string[]): Promise<number> {
         defaultConfig: { file: configFile, explicit: Boolean(env.SVC_NODE_CONFIG) },
         hostname: hostname(),
         discover: (timeoutMs) => discover({ log: mdnsLog, kind: 'node', timeoutMs }),
-        pair: (options: PairOptions) => pairCommand(options, pairContext()),
+        pair: (options: PairOptions, pairIo) => pairCommand(options, { ...pairContext(), io: pairIo }),
         serialOpener: () => serialportOpener(log.child({ part: 'serial' })),
         bleAdapter,
         notifier: createAgentNotifier(env, log),

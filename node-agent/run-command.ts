@@ -40,8 +40,8 @@ export interface RunContext {
   defaultConfig: { file: string; explicit: boolean };
   hostname: string;
   discover: LocateInput['discover'];
-  /** `node-agent pair` with these options (pair-command.ts). */
-  pair(options: PairOptions): Promise<number>;
+  /** `node-agent pair` with these options (pair-command.ts), writing to `io`. */
+  pair(options: PairOptions, io: Io): Promise<number>;
   /** The serialport binding, loaded on first call (only when a serial device is configured). */
   serialOpener(): Promise<SerialOpener>;
   /** The BLE adapter for a device (adapters/ble.ts), loaded on first call. */
@@ -123,7 +123,37 @@ async function stopDevices(devices: readonly DeviceAdapter[], log: AdapterLog): 
   );
 }
 
+/**
+ * The watchdog pings from the start (systemd may arm it before READY=1): while the agent reads its
+ * config, looks for the brain or waits for a pairing claim, a live event loop is health enough; once
+ * the link runs, it is the link's health.
+ */
 export async function runCommand(options: RunOptions, ctx: RunContext): Promise<number> {
+  const health = { check: (): boolean => true };
+  const watchdog = ctx.watchdogMs === null ? null : setInterval(() => health.check() && ctx.notifier.watchdog(), ctx.watchdogMs);
+  try {
+    return await run(options, ctx, health);
+  } finally {
+    if (watchdog !== null) clearInterval(watchdog);
+    ctx.notifier.stop();
+  }
+}
+
+/** Pairing output passes through; the claim line also becomes the systemd STATUS. */
+function pairingIo(ctx: RunContext): Io {
+  return {
+    out: {
+      write: (text: string) => {
+        const claim = /svc pair code (\d{6})/.exec(text);
+        if (claim) ctx.notifier.status(`not paired yet: claim the code on the brain with \`svc pair code ${claim[1]}\``);
+        return ctx.io.out.write(text);
+      },
+    },
+    err: ctx.io.err,
+  };
+}
+
+async function run(options: RunOptions, ctx: RunContext, health: { check: () => boolean }): Promise<number> {
   const { io } = ctx;
   const config = await readConfig(options, ctx);
   if (typeof config === 'string') {
@@ -159,7 +189,7 @@ export async function runCommand(options: RunOptions, ctx: RunContext): Promise<
   let key = ctx.envKey !== undefined && ctx.envKey !== '' ? ctx.envKey : await readNodeKey(keyDir, nodeId);
   if (key === null) {
     io.err.write(`node-agent: node "${nodeId}" has no node key in ${keyDir} yet; pairing first\n`);
-    const paired = await ctx.pair({ brain: brain.url, nodeId, keyDir, timeoutSeconds: DEFAULT_PAIR_TIMEOUT_S, ...(name !== undefined ? { name } : {}) });
+    const paired = await ctx.pair({ brain: brain.url, nodeId, keyDir, timeoutSeconds: DEFAULT_PAIR_TIMEOUT_S, ...(name !== undefined ? { name } : {}) }, pairingIo(ctx));
     if (paired !== 0) return paired;
     key = await readNodeKey(keyDir, nodeId);
     if (key === null) throw new Error(`pairing ended without a key in ${keyDir}`);
@@ -182,7 +212,6 @@ export async function runCommand(options: RunOptions, ctx: RunContext): Promise<
     agent_version: ctx.agentVersion,
     uptime_s: ctx.uptimeS(),
   });
-  let ready = false;
   const link: NodeLink = new NodeLink({
     url,
     key,
@@ -190,9 +219,8 @@ export async function runCommand(options: RunOptions, ctx: RunContext): Promise<
     devices,
     log: ctx.log.child({ part: 'link' }),
     uptimeS: () => ctx.uptimeS(),
-    onStatus: () => ready && ctx.notifier.status(statusLine(link, devices)),
+    onStatus: () => ctx.notifier.status(statusLine(link, devices)),
     onFirstAck: () => {
-      ready = true;
       ctx.notifier.ready(statusLine(link, devices));
       io.err.write(`node-agent: node "${nodeId}" linked to ${url} with ${devices.length} device${devices.length === 1 ? '' : 's'}\n`);
     },
@@ -205,24 +233,23 @@ export async function runCommand(options: RunOptions, ctx: RunContext): Promise<
         // One reading per device (the brain keeps readings by field): what the dashboard shows as its state.
         link.reading(id, 'device_status', { device_state: state });
         ctx.log.debug({ device: id, state, detail }, 'device status');
-        if (ready) ctx.notifier.status(statusLine(link, devices));
+        ctx.notifier.status(statusLine(link, devices));
       },
     });
   }
   io.err.write(`node-agent: linking node "${nodeId}" to the brain at ${brain.url} (${brain.via}${brain.name !== undefined ? `: ${brain.name}` : ''})\n`);
   link.start();
-  const watchdog = ctx.watchdogMs === null ? null : setInterval(() => link.healthy() && ctx.notifier.watchdog(), ctx.watchdogMs);
+  health.check = () => link.healthy();
 
   const stopped = new Promise<'signal'>((resolve) => {
     if (ctx.stop.aborted) resolve('signal');
     ctx.stop.addEventListener('abort', () => resolve('signal'), { once: true });
   });
   const end: LinkEnd | 'signal' = await Promise.race([link.done, stopped]);
-  if (watchdog !== null) clearInterval(watchdog);
+  health.check = () => true;
   if (end === 'signal') ctx.notifier.stopping();
   await link.stop();
   await stopDevices(devices, ctx.log);
-  ctx.notifier.stop();
   if (end !== 'signal' && end.kind === 'refused') {
     io.err.write(`node-agent: ${end.reason}; pair this board again with \`node-agent pair\` (then restart it)\n`);
     return EX_NOPERM;

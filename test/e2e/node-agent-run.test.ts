@@ -172,14 +172,19 @@ void test('SVC_NODE_KEY instead of a key file (the brain-local agent); SIGTERM: 
   assert.doesNotMatch(agent.err.join('\n'), /pairing first/);
 });
 
-void test('no key yet: run pairs by code with the built brain first (code on stdout, claimed with svc pair code), keeps the key, then links', { timeout: 90_000 }, async (t) => {
+void test('no key yet: run pairs by code with the built brain first (code on stdout and in STATUS, watchdog pinged meanwhile, claimed with svc pair code), keeps the key, then links', { timeout: 90_000 }, async (t) => {
   const dir = scratch(t);
   const brain = await startBrain();
   t.after(() => brain.stop());
   const keyDir = join(dir, 'keys');
-  const agent = startAgent(['run', '--brain', brain.url, '--node-id', 'rpi-new', '--key-dir', keyDir], boardEnv({ SVC_NODE_CONFIG: '', HOME: dir }));
+  const notify = await listenNotify(dir);
+  t.after(() => notify.close());
+  const agent = startAgent(['run', '--brain', brain.url, '--node-id', 'rpi-new', '--key-dir', keyDir], boardEnv({ SVC_NODE_CONFIG: '', HOME: dir, NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '1000000' }));
   t.after(() => agent.signal('SIGKILL'));
   const claimLine = await agent.line(/^Claim it on the brain: svc pair code \d{6}$/, 30_000);
+  await notify.waitFor(`STATUS=not paired yet: claim the code on the brain with \`svc pair code ${/(\d{6})$/.exec(claimLine)![1]!}\``);
+  await notify.waitFor('WATCHDOG=1');
+  assert.ok(!notify.datagrams().flat().includes('READY=1'), 'not ready before the first node_ack');
   assert.match(agent.err.join('\n'), /has no node key in .* yet; pairing first/);
   const code = /(\d{6})$/.exec(claimLine)![1]!;
   const claim = await runTool(process.execPath, [SVC, 'pair', 'code', code, '--url', brain.url, '--home', brain.home], { env: boardEnv() });
