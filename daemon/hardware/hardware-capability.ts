@@ -14,6 +14,7 @@ import { routes } from '../http/route-kit';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { LOCAL_NODE_ID, LocalAgentKey, LocalAgentSupervisor } from './local-agent';
+import { DeviceSkills } from './skills/device-skills';
 
 export const HARDWARE = 'hardware';
 
@@ -32,6 +33,8 @@ export const hardwareCapability = defineCapability({
       settings,
       defaultTransport: (nodeId) => (nodeId === LOCAL_NODE_ID ? 'local' : 'mesh'),
     });
+    // settings generic_tools false (SVC_GENERIC_HARDWARE_SKILLS=0): the hand-written device skills instead of generated tools.
+    const skills = new DeviceSkills({ hardware, tools: context.tools, owner: HARDWARE, bus: context.bus, clock: context.clock, logger: context.logger, genericTools: settings.generic_tools });
     // Proactive alerts keep tables of their own, migrated here as a component of their own.
     context.store.migrate(PROACTIVE_COMPONENT, PROACTIVE_MIGRATIONS);
     const alerts = new ProactiveAlerts({ store: context.store, clock: context.clock, bus: context.bus, connections: context.core.connections, logger: context.logger, settings: settings.alerts });
@@ -86,6 +89,7 @@ export const hardwareCapability = defineCapability({
       migrations: hardware.migrations,
       parts: [
         ...hardware.parts,
+        skills.part(),
         { name: 'proactive-alerts', start: () => alerts.start(), stop: () => alerts.stop() },
         {
           name: 'node-links',

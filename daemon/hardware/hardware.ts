@@ -18,6 +18,7 @@ import type { NodeHubListener, NodeLinks } from './node-links';
 import { CommandStore, COMMAND_MIGRATION } from './command-store';
 import { CommandRunner, type ResolvedAction } from './command-runner';
 import { DeviceRegistry, DEVICE_MIGRATION, type ActionEntry, type Device } from './device-registry';
+import type { DeviceSpec } from './device-manifest';
 import { argumentSchema, safetyOf, TOOL_PREFIX, toolDescription, withDefaults } from './device-tools';
 import { HardwareDirectory, type Chosen } from './device-directory';
 import { connectedDevices, nodeHealth, summary } from './device-views';
@@ -58,6 +59,8 @@ export interface Hardware {
   runAction(deviceId: string, action: string, params: Record<string, unknown>, origin: { tool: string | null; turnId: string | null }): Promise<HardwareToolResult>;
   /** A reading's downsampled history (RAM only; telemetry-store.ts), oldest first. */
   history(deviceId: string, reading: string): readonly HistoryPoint[];
+  /** Every device's spec: type, capabilities and normalised actions with their params (what the device skills bind by). */
+  specs(): DeviceSpec[];
 }
 
 /** How often last readings and heartbeat facts are written (one transaction each time). */
@@ -202,6 +205,7 @@ export function createHardware(deps: HardwareDeps): Hardware {
       return runAction(deviceId, action, entry ? withDefaults(entry.action.params, params) : params, origin);
     },
     history: (deviceId, reading) => telemetry.history(deviceId, reading),
+    specs: () => [...registry.devices.values()].map((d) => d.spec),
   };
 }
 
