@@ -71,5 +71,5 @@ export function scrubLine(line: string, scrubber: LineScrubber): string {
   }
 }
 
-/** Removes credentials from a URL before it is logged (the WebSocket `access_token` query form, docs/api.md). */
-export const redactUrl = (url: string): string => url.replace(/([?&]access_token=)[^&]*/g, '$1[REDACTED]');
+/** Removes credentials from a URL before it is logged: the WebSocket `access_token` query form (docs/api.md) and /v1/node's deprecated `api_key` (docs/node-protocol.md). */
+export const redactUrl = (url: string): string => url.replace(/([?&](?:access_token|api_key)=)[^&]*/g, '$1[REDACTED]');

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { SecretScrubber } from '../../../daemon/agent/tools/secret-scrubber';
-import { createLogger, scrubLine, type LineScrubber } from '../../../daemon/kernel/logger';
+import { createLogger, redactUrl, scrubLine, type LineScrubber } from '../../../daemon/kernel/logger';
 import { buildApp } from '../../../daemon/app';
 import { createMetrics } from '../../../daemon/metrics/metrics';
 import { Lifecycle } from '../../../daemon/lifecycle/lifecycle';
@@ -78,4 +78,10 @@ void test('GET /health logs nothing, so the scrubber is never called on it', asy
   calls = 0;
   for (let i = 0; i < 20; i++) assert.equal((await app.inject({ method: 'GET', url: '/health' })).statusCode, 200);
   assert.equal(calls, 0);
+});
+
+void test('redactUrl removes the WebSocket access_token and /v1/node\'s api_key from a logged URL, and nothing else', () => {
+  assert.equal(redactUrl('/v1/session?access_token=secret&x=1'), '/v1/session?access_token=[REDACTED]&x=1');
+  assert.equal(redactUrl('/v1/node?foo=1&api_key=svcdk_abc'), '/v1/node?foo=1&api_key=[REDACTED]');
+  assert.equal(redactUrl('/api/notes?q=api_key'), '/api/notes?q=api_key');
 });
