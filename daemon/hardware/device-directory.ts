@@ -98,7 +98,7 @@ export class HardwareDirectory implements DeviceDirectory {
     if (!result.success) throw new ToolFailure(`${device.spec.name}: ${result.error ?? result.status}`);
     const after = this.deps.summary(device);
     const state = { ...after.state };
-    for (const [k, v] of Object.entries(result.data)) if (k !== 'command_id' && (v === null || ['string', 'number', 'boolean'].includes(typeof v))) state[k] = v as Change | null;
+    for (const [k, v] of Object.entries(result.data)) if (k !== 'command_id' && k !== 'verified' && (v === null || ['string', 'number', 'boolean'].includes(typeof v))) state[k] = v as Change | null;
     return { ...after, state };
   }
 

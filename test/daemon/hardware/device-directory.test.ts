@@ -26,6 +26,7 @@ void test('set_device through the directory: picks the action by its params, run
   });
   const after = await rig.hw.devices.set('lamp', { power: 'on' });
   assert.equal(after.id, 'lamp');
+  assert.ok(!('verified' in after.state) && !('command_id' in after.state), `the state holds what the device reports, not the command's bookkeeping: ${JSON.stringify(after.state)}`);
   assert.deepEqual(rig.nodes.requests[0]?.request.params, { on: true });
   const [last] = ((await rig.inject('/api/commands/recent?device=lamp&limit=1')).json() as { commands: CommandRecord[] }).commands;
   assert.deepEqual([last?.action, last?.status, last?.tool, last?.verified], ['set_power', 'succeeded', null, true]);
