@@ -54,7 +54,10 @@ async function runSteps(deps: ActuatorDeps, device: SkillDevice, steps: readonly
   const done = (): string => (results.length > 0 ? ` (done before it: ${steps.filter((s): s is Step => typeof s !== 'number').slice(0, results.length).map((s) => s.action.name).join(', ')})` : '');
   for (const step of steps) {
     if (typeof step === 'number') {
-      await deps.sleep(step, ctx.signal);
+      // A turn cancelled mid-blink still gets the steps after the wait (the LED switched off again).
+      await deps.sleep(step, ctx.signal).catch((err: unknown) => {
+        if (!ctx.signal.aborted) throw err;
+      });
       continue;
     }
     const r = await deps.runAction(device.spec.deviceId, step.action.name, step.params, { tool, turnId: ctx.turnId });

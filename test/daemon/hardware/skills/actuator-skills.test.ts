@@ -1,7 +1,7 @@
 // daemon/hardware/skills/actuator-skills.ts on the device layer (skill-rig.ts: real SQLite, real
 // ToolRegistry, scripted nodes behind the NodeLinks seam): device_switch, device_signal and
 // device_thermostat find their device and action, run recorded commands (read back through
-// /api/commands), report the verify loop, and a relay is switched only through the real approvals
+// /api/commands), report the verify loop, finish a cancelled blink, and a relay is switched only through the real approvals
 // hook and tool runner, after the user approved.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +13,8 @@ import { ToolRunner } from '../../../../daemon/agent/tools/tool-runner';
 import { agentMetrics } from '../../../../daemon/agent/agent-metrics';
 import { SecretScrubber } from '../../../../daemon/agent/tools/secret-scrubber';
 import { createMetrics } from '../../../../daemon/metrics/metrics';
-import { lampManifest, lampScript } from '../hardware-rig';
+import { DeviceSkills } from '../../../../daemon/hardware/skills/device-skills';
+import { hardwareRig, lampManifest, lampScript, settingsWith } from '../hardware-rig';
 import { acceptAll, dimmerManifest, relayManifest, skillRig, thermostatManifest, thermostatScript } from './skill-rig';
 
 const sent = (s: Awaited<ReturnType<typeof skillRig>>) => s.rig.nodes.requests.map((r) => [r.request.device_id, r.request.name, r.request.params]);
@@ -164,4 +165,17 @@ void test('device_signal: a refused or failed step ends the call, naming what wa
   s.rig.register('led-1', { capabilities: ['led'], name: 'Status LED' });
   await assert.rejects(s.call('device_signal', { device: 'led_1', pattern: 'blink' }), { name: 'ToolFailure', message: 'Status LED (led_1) set_led: gpio busy (done before it: set_led)' });
   assert.deepEqual(s.waits, [500], 'the default blink');
+});
+
+void test('device_signal: a turn cancelled during a blink\'s wait still switches the LED off again', async (t) => {
+  const rig = await hardwareRig(t, settingsWith({ generic_tools: false }));
+  const skills = new DeviceSkills({ hardware: rig.hw, tools: rig.tools, owner: 'hardware', bus: rig.bus, clock: rig.clock, logger: pino({ level: 'silent' }), genericTools: false });
+  skills.start();
+  t.after(() => skills.stop());
+  rig.nodes.scripts.set('led-1', acceptAll);
+  rig.register('led-1', { capabilities: ['led'], name: 'Status LED' });
+  const cancelled = new AbortController();
+  cancelled.abort();
+  await rig.tools.get('device_signal')!.run({ device: 'status led', pattern: 'blink', duration_ms: 10_000 }, { sessionId: 's', turnId: 't', specialist: 'home', signal: cancelled.signal });
+  assert.deepEqual(rig.nodes.requests.map((r) => r.request.params), [{ on: true }, { on: false }]);
 });
