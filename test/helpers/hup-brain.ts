@@ -34,6 +34,8 @@ export interface HupBrain {
   /** Sends hup_action_request on the newest socket and resolves with the hup_action_response payload. */
   request(name: string, params: Record<string, unknown>, extra?: { device_id?: string; timeout_ms?: number }): Promise<Record<string, unknown>>;
   bye(): void;
+  /** Sends this text as one frame on the newest socket (anything: the node must survive it). */
+  sendRaw(text: string): void;
   /** The key stops working: open sockets get error 1001 and close 4001, later upgrades too. */
   revoke(): void;
   stop(): Promise<void>;
@@ -120,12 +122,17 @@ export async function startHupBrain(options: HupBrainOptions): Promise<HupBrain>
     async request(name, params, extra = {}) {
       const ws = newest;
       if (ws === null) throw new Error('no node connected');
-      const action_id = `a${++actionSeq}`;
+      const action_id = `brain-${++actionSeq}`;
+      const from = frames.length;
       ws.send(nodeFrame('hup_action_request', { action_id, name, params, ...extra }));
-      return (await waitFor('hup_action_response', (f) => f.payload.action_id === action_id, (extra.timeout_ms ?? 5000) + 5000)).payload;
+      return (await waitFor('hup_action_response', (f) => f.payload.action_id === action_id && frames.indexOf(f) >= from, (extra.timeout_ms ?? 5000) + 5000)).payload;
     },
     bye() {
       for (const ws of sockets) ws.send(nodeFrame('node_bye', { reason: 'restarting' }));
+    },
+    sendRaw(text) {
+      if (newest === null) throw new Error('no node connected');
+      newest.send(text);
     },
     revoke() {
       revoked = true;

@@ -7,9 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Value } from '@sinclair/typebox/value';
+import fc from 'fast-check';
 import { AdapterError, type AdapterLog, type AdapterSink, type DeviceAdapter } from '../../node-agent/adapters/adapter';
 import { backoffMs, NodeLink, nodeSocketUrl, type LinkOptions, type LinkStatus } from '../../node-agent/link';
-import { NodeRegister, type DeviceManifest } from '../../protocol/node';
+import { HUP_VERSION, NodeRegister, type DeviceManifest } from '../../protocol/node';
 import { startHupBrain } from '../helpers/hup-brain';
 
 const KEY = `svcdk_${'k'.repeat(43)}`;
@@ -185,4 +186,45 @@ void test('no node_ack within the deadline: the socket is dropped and the node t
   await until(() => brain.frames.filter((f) => f.type === 'node_register').length >= 2, 'a second register');
   assert.ok(lines.some((l) => /no node_ack within 200 ms/.test(l.msg)), lines.map((l) => l.msg).join('\n'));
   assert.notEqual(link.status().state, 'linked');
+});
+
+void test('property: backoff stays within [min/2, 30 s] and never shrinks in expectation', () => {
+  fc.assert(
+    fc.property(fc.nat({ max: 1000 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempt, r) => {
+      const d = backoffMs(attempt, () => r);
+      const base = Math.min(30_000, 100 * 2 ** Math.min(attempt, 30));
+      assert.ok(d >= base / 2 - 1 && d <= base, `${attempt} ${r} → ${d}`);
+      assert.ok(backoffMs(attempt + 1, () => 1) >= backoffMs(attempt, () => 1));
+    }),
+  );
+});
+
+void test('property: whatever the brain sends, the link stays up and still answers a valid request', { timeout: 60_000 }, async (t) => {
+  const brain = await startHupBrain({ key: KEY });
+  t.after(() => brain.stop());
+  const lamp = new TableDevice('lamp', ['set_power'], { set_power: (p) => ({ on: p.on }) });
+  const { link } = makeLink(brain.url, [lamp]);
+  t.after(() => link.stop());
+  link.start();
+  await until(() => link.status().state === 'linked', 'linked');
+  const type = fc.constantFrom('hup_action_request', 'node_ack', 'error', 'chat_response', 'command', 'execute', 'x_unknown', '');
+  const payload = fc.oneof(
+    fc.object({ maxDepth: 2 }),
+    fc.record({ action_id: fc.string({ maxLength: 70 }), name: fc.string({ maxLength: 70 }), params: fc.oneof(fc.object({ maxDepth: 1 }), fc.constant(null)), timeout_ms: fc.oneof(fc.integer({ min: -5, max: 200 }), fc.constant('x')), device_id: fc.oneof(fc.constant('lamp'), fc.string({ maxLength: 5 })) }, { requiredKeys: [] }),
+  );
+  const frame = fc.oneof(
+    fc.record({ hup_version: fc.constantFrom(HUP_VERSION, '1.0', '2.0.0', ''), type, ts: fc.oneof(fc.double(), fc.constant('now')), payload }).map((f) => JSON.stringify(f)),
+    fc.string({ maxLength: 200 }),
+    fc.json({ maxDepth: 3 }),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(frame, { maxLength: 20 }), async (frames) => {
+      for (const f of frames) brain.sendRaw(f);
+      const answer = await brain.request('set_power', { on: true }, { device_id: 'lamp', timeout_ms: 1000 });
+      assert.deepEqual([answer.success, answer.result], [true, { on: true }]);
+      assert.equal(link.status().state, 'linked');
+    }),
+    { numRuns: 40 },
+  );
+  assert.equal(brain.connections(), 1, 'never reconnected');
 });

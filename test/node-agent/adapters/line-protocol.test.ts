@@ -5,7 +5,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LineProtocol, LineSplitter, MAX_LINE_CHARS, parseTemplate } from '../../../node-agent/adapters/line-protocol';
-import { jsonLine } from '../../../node-agent/adapters/json-lines';
 import { parseAgentConfig, type LineProtocolFraming, type SerialDevice } from '../../../node-agent/config';
 import { thermostatConfig } from '../../helpers/serial-device';
 
@@ -63,20 +62,13 @@ void test('the splitter: \\n, \\r\\n and \\r across chunks; empty lines skipped;
   assert.equal(s.dropped, 1);
 });
 
-void test('JSON lines: readings and replies; anything else is not understood', () => {
-  assert.deepEqual(jsonLine('{"event":"power","data":{"watts":3}}'), { kind: 'event', event: 'power', data: { watts: 3 } });
-  assert.deepEqual(jsonLine('{"id":4,"ok":false,"error":"no"}'), { kind: 'reply', reply: { id: 4, ok: false, error: 'no' } });
-  for (const line of ['{', 'null', '{"id":"4","ok":true}', '{"event":"x","data":3}', 'TEMP 3']) assert.equal(jsonLine(line), null, line);
-});
-
-void test('property: no line makes telemetry, reply matching or JSON-lines parsing throw', () => {
+void test('property: no line makes telemetry or reply matching throw', () => {
   const commands = [thermostat.command('set_target')!, thermostat.command('read_state')!];
   const line = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), fc.constantFrom('TEMP 1e400', 'OK -', 'TEMP 20.9 TARGET ', '{"id":1e999,"ok":true}', '{"__proto__":{"x":1},"event":"a","data":{}}'));
   fc.assert(
     fc.property(line, (l) => {
       thermostat.telemetry(l);
       for (const c of commands) LineProtocol.reply(c, l);
-      jsonLine(l);
     }),
   );
 });
