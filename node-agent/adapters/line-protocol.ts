@@ -255,6 +255,7 @@ export function lineProtocolProblems(framing: LineProtocolFraming, actions: read
   for (const [action, c] of Object.entries(framing.commands)) {
     if (!actions.includes(action)) problems.push(`${path}/commands/${action}: "${action}" is not one of the device's actions`);
     problems.push(...commandProblems(c, `${path}/commands/${action}`));
+    if (c.error !== undefined && c.reply === undefined) problems.push(`${path}/commands/${action}/reply: an error pattern needs a reply pattern (what success looks like)`);
   }
   for (const action of actions) if (!Object.hasOwn(framing.commands, action)) problems.push(`${path}/commands: action "${action}" has no command`);
   framing.telemetry.forEach((p, i) => problems.push(...regexProblem(p.match, `${path}/telemetry/${i}/match`)));

@@ -60,7 +60,9 @@ void test('every problem is listed with its JSON path', () => {
 void test('line protocol: an action without a command, a duplicate action name', () => {
   const thermo = thermostatConfig('/dev/ttyACM0');
   (thermo.actions as { name: string }[]).push({ name: 'reset' }, { name: 'reset' });
+  delete (thermo.framing as { commands: Record<string, { reply?: string }> }).commands.read_state!.reply;
   const list = problems({ devices: [thermo] });
+  assert.ok(list.includes('/devices/0/framing/commands/read_state/reply: an error pattern needs a reply pattern (what success looks like)'), list.join('\n'));
   assert.ok(list.includes('/devices/0/actions/3/name: "reset" is declared twice'), list.join('\n'));
   assert.ok(list.includes('/devices/0/framing/commands: action "reset" has no command'), list.join('\n'));
 });
