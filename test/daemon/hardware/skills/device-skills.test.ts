@@ -1,13 +1,15 @@
 // daemon/hardware/skills/device-skills.ts: with generic_tools false the base skills are registered
 // under the hardware owner (and no hwdev_ tools), the cautious variants follow the devices that need
 // them, a restarted brain offers them again from the stored devices, and stop takes them all; with
-// generic_tools true no skill is registered.
+// generic_tools true no skill is registered. An assembled brain wires them through the capability.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { DeviceSkills } from '../../../../daemon/hardware/skills/device-skills';
 import { lampManifest } from '../hardware-rig';
 import { relayManifest, skillRig } from './skill-rig';
+import { inProcessBrain } from '../../../helpers/assembled-brain';
+import { specialist } from '../../../../daemon/agent/router/specialists';
 
 const skillNames = (names: string[]) => names.filter((n) => n.startsWith('device_')).sort();
 
@@ -43,4 +45,16 @@ void test('variants follow the devices; a restart offers them from the stored de
   assert.ok(out instanceof Error && /device offline/.test(out.message));
   again.stop();
   assert.deepEqual(skillNames(s.rig.tools.names()), []);
+});
+
+void test('an assembled brain: hardware.generic_tools false registers the skills under the hardware capability and the home specialist is offered them; the default registers none', async (t) => {
+  const off = await inProcessBrain(t, { file: { hardware: { generic_tools: false } } });
+  assert.deepEqual(skillNames(off.brain.tools.names()), ['device_climate', 'device_signal', 'device_switch', 'device_thermostat']);
+  assert.equal(off.brain.tools.ownerOf('device_switch'), 'hardware');
+  const home = off.brain.tools.specs(specialist('home').tools ?? undefined).map((s) => s.name);
+  assert.ok(['device_climate', 'device_switch'].every((n) => home.includes(n)));
+  await off.stop();
+  assert.deepEqual(skillNames(off.brain.tools.names()), [], 'stopped: the skills are gone');
+  const on = await inProcessBrain(t);
+  assert.deepEqual(skillNames(on.brain.tools.names()), []);
 });
