@@ -240,8 +240,8 @@ export class NodeLink {
       ws.close(NodeCloseCode.normal);
     } else if (type === 'error' && Value.Check(NodeErrorPayload, p)) this.o.log.warn({ code: p.code, name: p.name, ref: p.ref_action_id }, `the brain reported ${p.name}: ${p.message}`);
     else if (['node_ack', 'hup_action_request', 'error'].includes(type)) this.o.log.warn({ type, payload: text.slice(0, 300) }, 'the brain sent a frame whose payload does not match the protocol');
-    else if (!this.unknownTypes.has(type)) {
-      // Minor versions are additive: unknown types are ignored, noted once.
+    else if (!this.unknownTypes.has(type) && this.unknownTypes.size < 64) {
+      // Minor versions are additive: unknown types are ignored, each noted once (up to 64 names).
       this.unknownTypes.add(type);
       this.o.log.info({ type }, 'ignoring a message type this node-agent does not know');
     }
