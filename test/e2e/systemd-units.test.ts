@@ -121,7 +121,7 @@ void test('svc-brain.service: no devices, inet + unix (+ netlink for interface l
   assert.equal(one(unit, 'StateDirectory'), 'svc');
 });
 
-void test('svc-node-agent.service: serial devices through dialout + DeviceAllow, Bluetooth and netlink sockets, no restart on exit 69', () => {
+void test('svc-node-agent.service: serial devices through dialout + DeviceAllow, Bluetooth and netlink sockets, no restart on exit 77 or 78', () => {
   const { unit } = load('svc-node-agent.service');
   assert.equal(one(unit, 'PrivateDevices'), 'no');
   assert.equal(one(unit, 'DevicePolicy'), 'closed');
@@ -130,7 +130,7 @@ void test('svc-node-agent.service: serial devices through dialout + DeviceAllow,
   for (const dev of ['char-ttyUSB', 'char-ttyACM', 'char-ttyAMA']) assert.ok(allowed.includes(`${dev} rw`), `DeviceAllow=${dev} rw`);
   assert.deepEqual(words(one(unit, 'RestrictAddressFamilies')).sort(), ['AF_BLUETOOTH', 'AF_INET', 'AF_INET6', 'AF_NETLINK', 'AF_UNIX']);
   assert.deepEqual(words(one(unit, 'ExecStart')), ['/usr/bin/env', 'node', `${INSTALL_DIR}/dist/node-agent.mjs`]);
-  assert.deepEqual(words(one(unit, 'RestartPreventExitStatus')).map(Number).sort(), [69, EXIT_CONFIG].sort());
+  assert.deepEqual(words(one(unit, 'RestartPreventExitStatus')).map(Number).sort(), [77, EXIT_CONFIG].sort(), 'a refused key (77) and a bad config (78) are not fixed by restarting');
   assert.notEqual(one(unit, 'StateDirectory'), 'svc', 'the brain locks /var/lib/svc; the agent keeps its own');
 });
 
