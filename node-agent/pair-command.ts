@@ -7,7 +7,7 @@ import { displayPairCode } from '../mesh/pair-code';
 import { locateBrain, NoBrainError, type LocatedBrain, type LocateInput } from './brain-locator';
 import { checkNodeId, type PairOptions } from './command-line';
 import { pairByCode, type ClientDeps } from './code-pairing-client';
-import { readNodeKey, writeNodeKey } from './key-store';
+import { readNodeKey, writeNodeKey } from '../mesh/node-key-store';
 
 export const EXIT_PAIRED = 0;
 export const EXIT_NOT_PAIRED = 1;

@@ -12,7 +12,7 @@ import { SerialAdapter } from './adapters/serial';
 import { locateBrain, NoBrainError, type LocateInput, type LocatedBrain } from './brain-locator';
 import { checkNodeId, DEFAULT_PAIR_TIMEOUT_S, parseBrainUrl, type PairOptions, type RunOptions } from './command-line';
 import { AgentConfigError, loadAgentConfig, parseAgentConfig, type AgentConfig, type BleDevice } from './config';
-import { readNodeKey } from './key-store';
+import { readNodeKey } from '../mesh/node-key-store';
 import { NodeLink, nodeSocketUrl, type LinkEnd } from './link';
 import type { Io } from './pair-command';
 import type { AgentNotifier } from './sd-notify';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BridgeClient, LinkDown, type BridgeEnd, type BridgeIdentity } from './client';
 import { parseBrainUrl, parseBridgeArgs, USAGE, type ChatCommand, type LinkOptions, type RunCommand } from './command-line';
-import { pairedNodeIds, readNodeKey } from './key-file';
+import { pairedNodeIds, readNodeKey } from '../mesh/node-key-store';
 import { pairFromUrl } from './pair';
 import { DEMO_PERIPHERALS, parsePeripheralsFile, PeripheralError, PeripheralSet } from './peripherals';
 

@@ -5,7 +5,7 @@
 // does (`<key dir>/<node_id>.key`, 0600). The token must be of kind node: only a node key opens /v1/node.
 import type { CompletePairResponse } from '../protocol/pairing';
 import { PairPayloadError, parsePairUrl, type PairPayload } from '../mesh/pair-payload';
-import { writeNodeKey } from './key-file';
+import { writeNodeKey } from '../mesh/node-key-store';
 
 export interface PairInput {
   url: string;

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newDeviceKey } from '../../mesh/pair-token';
-import { writeNodeKey } from '../../node-agent/key-store';
+import { writeNodeKey } from '../../mesh/node-key-store';
 import { EX_CONFIG, EX_NOPERM } from '../../node-agent/run-command';
 import { ROOT, SVC, startBrain } from '../helpers/brain-process';
 import { runTool } from '../helpers/external-tools';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DEFAULT_PAIR_TIMEOUT_S, type PairOptions } from '../../node-agent/command-line';
 import { EXIT_NOT_PAIRED, EXIT_PAIRED, EXIT_USAGE, pairCommand, type PairContext } from '../../node-agent/pair-command';
 import { newDeviceKey } from '../../mesh/pair-token';
-import { writeNodeKey } from '../../node-agent/key-store';
+import { writeNodeKey } from '../../mesh/node-key-store';
 import type { PairCode } from '../../mesh/pair-code';
 
 interface Captured {

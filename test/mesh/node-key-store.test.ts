@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { keyFilePath, listNodeKeys, readNodeKey, writeNodeKey } from '../../node-agent/key-store';
+import { keyFilePath, listNodeKeys, pairedNodeIds, readNodeKey, writeNodeKey } from '../../mesh/node-key-store';
 import { newDeviceKey } from '../../mesh/pair-token';
 
 const scratch = (t: { after(fn: () => void): void }): string => {
@@ -60,4 +60,29 @@ void test('property: any node id round-trips its key through its own file, and t
     { numRuns: 60 },
   );
   assert.ok(readdirSync(dir).every((f) => f.endsWith('.key')));
+});
+
+// The phone bridge keeps its key the same way, and lists its bridges by node id.
+void test('write, read and list node keys', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'svc-bridge-keyfile-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const dir = join(root, 'keys');
+  assert.deepEqual(await pairedNodeIds(dir), [], 'no directory yet');
+  assert.equal(await readNodeKey(dir, 'phone-a'), null);
+  const key = newDeviceKey();
+  assert.equal(await writeNodeKey(dir, 'phone-a', key), keyFilePath(dir, 'phone-a'));
+  assert.equal(statSync(keyFilePath(dir, 'phone-a')).mode & 0o777, 0o600);
+  assert.equal(statSync(dir).mode & 0o777, 0o700);
+  assert.equal(await readNodeKey(dir, 'phone-a'), key);
+  const replaced = newDeviceKey();
+  await writeNodeKey(dir, 'phone-a', replaced);
+  assert.equal(await readNodeKey(dir, 'phone-a'), replaced);
+  await writeNodeKey(dir, 'phone-b', newDeviceKey());
+  writeFileSync(join(dir, '.phone-c.key.0a1b.tmp'), 'partial');
+  writeFileSync(join(dir, 'notes.txt'), 'x');
+  writeFileSync(join(dir, 'phone-d.key'), 'not a key\n');
+  assert.deepEqual(await pairedNodeIds(dir), ['phone-a', 'phone-b', 'phone-d']);
+  assert.equal(await readNodeKey(dir, 'phone-d'), null, 'a file that holds no node key');
+  await assert.rejects(writeNodeKey(dir, 'phone-e', 'svcpt_not-a-key'), /not a node key; nothing was written/);
+  assert.deepEqual(await pairedNodeIds(dir), ['phone-a', 'phone-b', 'phone-d']);
 });

@@ -1,4 +1,4 @@
-// Where this node keeps its node key (node-protocol.md "Pairing a node"): `<key dir>/<safe node_id>.key`,
+// Where a node (a node-agent board, a phone bridge) keeps its node key (node-protocol.md "Pairing a node"): `<key dir>/<safe node_id>.key`,
 // mode 0600, in a directory this code creates 0700. Written atomically (a temp file in the same
 // directory, fsync, rename, fsync of the directory: STYLE.md 11), so a power cut on the Pi leaves the
 // old key or the new one, never half of one. A directory that already exists keeps its mode: it may
@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { nodeKeyFileName } from '../mesh/pair-key-file';
-import { isDeviceKey } from '../mesh/pair-token';
+import { nodeKeyFileName } from './pair-key-file';
+import { isDeviceKey } from './pair-token';
 
 export const keyFilePath = (dir: string, nodeId: string): string => join(dir, nodeKeyFileName(nodeId));
 
@@ -64,4 +64,12 @@ export async function listNodeKeys(dir: string): Promise<string[]> {
     if (isMissing(err)) return [];
     throw err;
   }
+}
+
+/**
+ * The node ids with a key in `dir`. A node id the brain accepted always matches [A-Za-z0-9._:-]{1,128},
+ * which the key file keeps unchanged, so the file name less `.key` is the id.
+ */
+export async function pairedNodeIds(dir: string): Promise<string[]> {
+  return (await listNodeKeys(dir)).filter((f) => !f.startsWith('.')).map((f) => f.slice(0, -'.key'.length));
 }
