@@ -3,7 +3,7 @@
 // lan mode advertises, and HUP brains too; mesh/mdns-records.ts). The search is bounded: a board on a
 // network without a brain says so and names the option, instead of waiting forever.
 import type { DiscoveredService } from '../mesh/mdns-records';
-import { parseBrainUrl } from './command-line';
+import { parseBrainUrl } from '../mesh/brain-url';
 
 /** How long the mDNS search waits for an answer (a brain answers a query within ~1 s; queries repeat). */
 export const DISCOVERY_MS = 10_000;

@@ -4,6 +4,7 @@
 //                                    the hardware link (pairs first when the board has no key)
 //   node-agent pair [--brain URL] [--node-id ID] [--name NAME] [--key-dir DIR] [--timeout SECONDS]
 import { NAME_MAX, NODE_ID_PATTERN } from '../protocol/pairing';
+import { parseBrainUrl } from '../mesh/brain-url';
 
 export interface PairOptions {
   brain?: string;
@@ -59,19 +60,6 @@ export function checkNodeId(id: string): string | undefined {
   return NODE_ID.test(id) ? undefined : `node id "${id.slice(0, 40)}" is not [A-Za-z0-9._:-]{1,128}`;
 }
 
-/** A brain URL: http or https, no credentials, query or fragment; returned without a trailing slash. */
-export function parseBrainUrl(input: string): { url: string } | { problem: string } {
-  let u: URL;
-  try {
-    u = new URL(input);
-  } catch (err) {
-    if (err instanceof TypeError) return { problem: `"${input.slice(0, 80)}" is not a URL (give http://host:port)` };
-    throw err;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { problem: `"${input.slice(0, 80)}" is not an http:// or https:// URL` };
-  if (u.username !== '' || u.password !== '' || u.search !== '' || u.hash !== '') return { problem: `"${input.slice(0, 80)}": give the brain's address only (no user, query or fragment)` };
-  return { url: `${u.origin}${u.pathname.replace(/\/+$/, '')}` };
-}
 
 function checkName(name: string): string | undefined {
   if (name.trim() === '' || name.length > NAME_MAX || /\p{Cc}/u.test(name)) return `--name must be 1-${NAME_MAX} printable characters`;

@@ -1,6 +1,7 @@
 // What a phone-bridge command line means (docs/phone-bridge.md "Commands"). Pure: main.ts hands it
 // argv and gets a plain value back.
 import { NAME_MAX, NODE_ID_PATTERN } from '../protocol/pairing';
+import { parseBrainUrl } from '../mesh/brain-url';
 
 export type Platform = 'ios' | 'android';
 
@@ -73,19 +74,6 @@ const FLAGS: Record<'pair' | 'run' | 'chat', ReadonlySet<string>> = {
   chat: new Set(['brain', 'key-dir', 'node-id', 'session', 'timeout']),
 };
 
-/** A brain URL: http or https without credentials, query or fragment, returned without a trailing slash. */
-export function parseBrainUrl(input: string): string | { problem: string } {
-  let u: URL;
-  try {
-    u = new URL(input);
-  } catch (err) {
-    if (err instanceof TypeError) return { problem: `"${input.slice(0, 80)}" is not a URL (give http://host:port)` };
-    throw err;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { problem: `"${input.slice(0, 80)}" is not an http:// or https:// URL` };
-  if (u.username !== '' || u.password !== '' || u.search !== '' || u.hash !== '') return { problem: `"${input.slice(0, 80)}": give the brain's address only` };
-  return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
-}
 
 /** Splits `--flag value` / `--flag=value` from positional words; a problem when a flag is unknown or has no value. */
 function split(args: readonly string[], allowed: ReadonlySet<string>): { values: Map<string, string>; words: string[] } | string {
@@ -137,9 +125,9 @@ const optional = <K extends string>(key: K, value: string | undefined): { [P in 
 
 function link(values: ReadonlyMap<string, string>): LinkOptions | string {
   const brain = values.get('brain');
-  const url = brain === undefined ? undefined : parseBrainUrl(brain);
-  if (typeof url === 'object') return `--brain ${url.problem}`;
-  return { ...optional('brain', url), ...optional('keyDir', values.get('key-dir')), ...optional('nodeId', values.get('node-id')) };
+  const parsed = brain === undefined ? undefined : parseBrainUrl(brain);
+  if (parsed !== undefined && 'problem' in parsed) return `--brain ${parsed.problem}`;
+  return { ...optional('brain', parsed?.url), ...optional('keyDir', values.get('key-dir')), ...optional('nodeId', values.get('node-id')) };
 }
 
 export function parseBridgeArgs(argv: readonly string[]): BridgeCommand {

@@ -11,7 +11,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BridgeClient, LinkDown, type BridgeEnd, type BridgeIdentity } from './client';
-import { parseBrainUrl, parseBridgeArgs, USAGE, type ChatCommand, type LinkOptions, type RunCommand } from './command-line';
+import { parseBridgeArgs, USAGE, type ChatCommand, type LinkOptions, type RunCommand } from './command-line';
+import { parseBrainUrl } from '../mesh/brain-url';
 import { pairedNodeIds, readNodeKey } from '../mesh/node-key-store';
 import { pairFromUrl } from './pair';
 import { DEMO_PERIPHERALS, parsePeripheralsFile, PeripheralError, PeripheralSet } from './peripherals';
@@ -33,11 +34,12 @@ async function identityOf(options: LinkOptions, extra: { name?: string | undefin
     log('give --brain URL (or set SVC_BRAIN_URL)');
     return EXIT_USAGE;
   }
-  const brain = parseBrainUrl(given);
-  if (typeof brain !== 'string') {
-    log(`SVC_BRAIN_URL ${brain.problem}`);
+  const parsed = parseBrainUrl(given);
+  if ('problem' in parsed) {
+    log(`SVC_BRAIN_URL ${parsed.problem}`);
     return EXIT_USAGE;
   }
+  const brain = parsed.url;
   const keyDir = options.keyDir ?? defaultKeyDir;
   const paired = await pairedNodeIds(keyDir);
   const nodeId = options.nodeId ?? (paired.length === 1 ? paired[0] : undefined);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DEFAULT_PAIR_TIMEOUT_S, checkNodeId, parseAgentArgs, parseBrainUrl } from '../../node-agent/command-line';
+import { DEFAULT_PAIR_TIMEOUT_S, checkNodeId, parseAgentArgs } from '../../node-agent/command-line';
 
 void test('commands: none or run is run, help anywhere is help, pair with every option in both spellings', () => {
   assert.deepEqual(parseAgentArgs([]), { kind: 'run', options: {} });
@@ -47,11 +47,6 @@ void test('usage errors name the problem', () => {
   assert.match(usage(['pair', '--brain', 'not a url']), /is not a URL/);
   assert.match(usage(['pair', '--brain', 'http://u:p@pi:9090']), /address only/);
   assert.match(usage(['pair', '--brain', 'http://pi:9090/?x=1']), /address only/);
-});
-
-void test('brain URLs keep a path prefix and lose trailing slashes', () => {
-  assert.deepEqual(parseBrainUrl('https://pi.local:9443/svc//'), { url: 'https://pi.local:9443/svc' });
-  assert.deepEqual(parseBrainUrl('http://[fd00::2]:9090'), { url: 'http://[fd00::2]:9090' });
 });
 
 void test('property: any argv parses to one of the four commands without throwing; pair options are always valid', () => {

@@ -1,7 +1,7 @@
 // The phone-bridge command line: each command's options, defaults and refusals, without a process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_BRIDGE_TTL_S, DEFAULT_CHAT_TIMEOUT_S, parseBridgeArgs, parseBrainUrl } from '../../phone-bridge/command-line';
+import { DEFAULT_BRIDGE_TTL_S, DEFAULT_CHAT_TIMEOUT_S, parseBridgeArgs } from '../../phone-bridge/command-line';
 
 const URL_ = 'svc://pair?v=1&kind=node&brain=brn_x&token=t&exp=1&pin=0&url=http%3A%2F%2F10.0.0.2%3A9090';
 
@@ -43,10 +43,4 @@ void test('refusals name the problem', () => {
   assert.equal(usage(['chat', 'hi']), 'chat needs --session');
   assert.equal(usage(['chat', '--session', 's']), 'chat takes one argument: the message (quote it)');
   assert.equal(usage(['chat', 'hi', '--session', 's', '--timeout', 'soon']), '--timeout is a whole number of seconds, 1 to 3600');
-});
-
-void test('parseBrainUrl: http(s) base URLs only, without a trailing slash', () => {
-  assert.equal(parseBrainUrl('https://brain.example/svc/'), 'https://brain.example/svc');
-  assert.deepEqual(parseBrainUrl('http://u:p@x'), { problem: '"http://u:p@x": give the brain\'s address only' });
-  assert.deepEqual(parseBrainUrl('nope'), { problem: '"nope" is not a URL (give http://host:port)' });
 });
