@@ -5,11 +5,11 @@
 import { defineCapability } from '../kernel/capability';
 import { NodeCloseCode } from '../../protocol/node';
 import { HardwareSettings } from './hardware-settings';
-import { NodeHub } from './node-hub';
+import { NodeHub } from './links/node-hub';
 import { createHardware } from './hardware';
-import { answerChat } from './node-chat';
-import { PROACTIVE_COMPONENT, PROACTIVE_MIGRATIONS, ProactiveAlerts } from './proactive';
-import { proactiveRoutes } from './proactive-routes';
+import { answerChat } from './links/node-chat';
+import { PROACTIVE_COMPONENT, PROACTIVE_MIGRATIONS, ProactiveAlerts } from './alerts/proactive';
+import { proactiveRoutes } from './alerts/proactive-routes';
 import { routes } from '../http/route-kit';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { HardwareToolResult, NormalizedAction } from '../../../protocol/node';
 import { defineTool, ToolDenied, ToolFailure, type SafetyLevel, type Tool, type ToolContext, type ToolOutcome } from '../../kernel/tool';
-import type { DeviceSpec } from '../device-manifest';
+import type { DeviceSpec } from '../devices/device-manifest';
 import type { Hardware } from '../hardware';
 import {
   beepAction,

@@ -10,7 +10,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Clock } from '../../kernel/capability';
 import { defineTool, ToolFailure, type Tool, type ToolOutcome } from '../../kernel/tool';
-import type { HistoryPoint } from '../telemetry-store';
+import type { HistoryPoint } from '../devices/telemetry-store';
 import { declares, findDevice, type SkillDevice } from './skill-binding';
 
 export const CLIMATE_SKILL = 'device_climate';

@@ -23,8 +23,8 @@
 // the candidates; none lists the devices of that kind.
 import type { ActionParam, NormalizedAction } from '../../../protocol/node';
 import { SAFETY_ORDER, ToolDenied, ToolFailure, type SafetyLevel } from '../../kernel/tool';
-import type { DeviceSpec } from '../device-manifest';
-import { safetyOf } from '../device-tools';
+import type { DeviceSpec } from '../devices/device-manifest';
+import { safetyOf } from '../devices/device-tools';
 
 export type Scalar = string | number | boolean | null;
 

@@ -18,7 +18,7 @@ import type { BrainMessage } from '../../../protocol/session';
 import type { ActionRequest, ActionResponse, DeviceManifest, HardwareToolResult, NodeRegister, VerifyContract } from '../../../protocol/node';
 import { createHardware, type Hardware } from '../../../daemon/hardware/hardware';
 import type { HardwareSettings } from '../../../daemon/hardware/hardware-settings';
-import { NodeUnreachable, type NodeLinks, type RegistrationDecision } from '../../../daemon/hardware/node-links';
+import { NodeUnreachable, type NodeLinks, type RegistrationDecision } from '../../../daemon/hardware/links/node-links';
 import { testApp } from '../../helpers/app';
 
 export const settingsWith = (over: Partial<HardwareSettings> = {}): HardwareSettings => ({

@@ -20,9 +20,9 @@ import type { BrainEvent } from '../../../daemon/kernel/events';
 import { ToolRegistry } from '../../../daemon/kernel/tool-registry';
 import type { BrainMessage } from '../../../protocol/session';
 import type { HardwareToolResult } from '../../../protocol/node';
-import { NodeHub } from '../../../daemon/hardware/node-hub';
+import { NodeHub } from '../../../daemon/hardware/links/node-hub';
 import { createHardware } from '../../../daemon/hardware/hardware';
-import { ADMIN_KEY, credentials, KEYS, NodePeer } from './node-rig';
+import { ADMIN_KEY, credentials, KEYS, NodePeer } from './links/node-rig';
 import { lampManifest, settingsWith } from './hardware-rig';
 
 void test('a node over a real socket: ack, a tool call round trip with verification, telemetry, and offline', async (t) => {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ToolDenied, ToolFailure } from '../../../../daemon/kernel/tool';
-import { specOf } from '../../../../daemon/hardware/device-manifest';
+import { specOf } from '../../../../daemon/hardware/devices/device-manifest';
 import type { DeviceAction, DeviceManifest } from '../../../../protocol/node';
 import {
   beepAction,
