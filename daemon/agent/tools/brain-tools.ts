@@ -75,8 +75,9 @@ function setDeviceTool(devices: DeviceDirectory): Tool {
       if (value !== undefined) changes[property ?? 'value'] = value;
       if (Object.keys(changes).length === 0) throw new ToolFailure('say what to change: state on/off, or a property and value');
       const after = await devices.set(target.id, changes);
-      // What was asked, not every reading the device has: "Lamp is now on.", "Thermostat is now target 21.5."
-      return { summary: `${after.name} is now ${describeState({ ...after, state: changes })}.`, data: after, sources: [`device:${after.id}`] };
+      // What was asked, not every reading the device has: "Lamp is now on.", "Thermostat is now set to 21.5.", "Lamp is now brightness 40."
+      const asked = Object.entries(changes).map(([k, v]) => (k === 'power' ? String(v) : k === 'value' ? `set to ${String(v)}` : `${k} ${String(v)}`));
+      return { summary: `${after.name} is now ${asked.join(', ')}.`, data: after, sources: [`device:${after.id}`] };
     },
   });
 }

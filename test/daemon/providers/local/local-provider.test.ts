@@ -46,7 +46,7 @@ void test('status, devices and switching a device', async () => {
   assert.equal(on.result.text, 'Desk Lamp is now on.');
   assert.equal(on.devices.devices[0]!.state.power, 'on');
   assert.equal(on.result.specialist, 'home');
-  assert.match((await ask('set the brightness of the desk lamp to 40')).result.text, /brightness 40/);
+  assert.equal((await ask('set the brightness of the desk lamp to 40')).result.text, 'Desk Lamp is now brightness 40.', 'what was asked, not every state the device has');
   assert.match((await ask('turn off the toaster')).result.text, /no device called toaster/);
 });
 
