@@ -2,6 +2,7 @@
 // decoded it). Every route the brain registers — read from its own route table — is tried without a
 // token and with a wrong one, under every spelling a router or proxy might fold to the same path.
 import { test } from 'node:test';
+import { WebSocket, type ClientOptions } from 'ws';
 import assert from 'node:assert/strict';
 import { startBrain } from '../helpers/brain-process';
 import { routeTable } from '../helpers/route-table';
@@ -78,7 +79,9 @@ void test('no route answers without the token, under any spelling of its path, o
   assert.ok(guarded.some((r) => r.websocket && r.url === '/v1/session'), 'the session socket is in the table');
   // Besides /health and /metrics, only what an unpaired device calls with its pairing token or code as the proof (docs/pairing.md).
   const PAIRING_PUBLIC = ['/api/devices/pair/announce', '/api/devices/pair/check', '/api/devices/pair/complete', '/api/devices/pair/status', '/api/devices/pair/verify_pin'];
-  assert.deepEqual(routes.filter((r) => r.public).map((r) => r.url).sort(), [...PAIRING_PUBLIC, '/health', '/metrics'], 'only /health, /metrics and the unpaired device\'s pairing calls are public');
+  // /v1/node is public at the HTTP level only: it judges the node key itself and refuses in its own
+  // protocol (error 1001, close 4001; docs/node-protocol.md), which the next test holds it to.
+  assert.deepEqual(routes.filter((r) => r.public).map((r) => r.url).sort(), [...PAIRING_PUBLIC, '/health', '/metrics', '/v1/node'], 'only /health, /metrics, the unpaired device\'s pairing calls and the node socket are public');
 
   const counts = new Map<number, number>();
   let sent = 0;
@@ -96,6 +99,30 @@ void test('no route answers without the token, under any spelling of its path, o
   t.diagnostic(`${sent} requests over ${guarded.length} routes: ${JSON.stringify(Object.fromEntries(counts))}`);
   // The brain is still whole, and the canonical spelling with the token works.
   assert.equal((await brain.api('/api/memory/notes')).status, 200);
+});
+
+void test('/v1/node admits no one without a node key: no key, a wrong one, the API token — error 1001 and close 4001, never node_ack', async (t) => {
+  const brain = await startBrain();
+  t.after(() => brain.stop());
+  const attempts: [string, ClientOptions, string[]][] = [
+    ['no key', {}, []],
+    ['a wrong key', { headers: { authorization: 'Bearer svcdk_wrong' } }, []],
+    ['the API token', { headers: { authorization: `Bearer ${brain.token}` } }, []],
+    ['the API token as a subprotocol', {}, [`feral-token-${brain.token}`]],
+    ['a wrong key in the query', {}, []],
+  ];
+  for (const [what, options, protocols] of attempts) {
+    const url = `ws://127.0.0.1:${brain.port}/v1/node${what.includes('query') ? '?api_key=svcdk_wrong' : ''}`;
+    const ws = new WebSocket(url, protocols, options);
+    const frames: { type: string; payload: { code?: number } }[] = [];
+    ws.on('message', (d) => frames.push(JSON.parse((d as Buffer).toString()) as (typeof frames)[number]));
+    ws.on('open', () => ws.send(JSON.stringify({ hup_version: '1.4.0', type: 'node_register', ts: 0, payload: { node_id: 'intruder', node_type: 'sensor', capabilities: [] } })));
+    const code = await new Promise<number>((resolve) => ws.on('close', (c) => resolve(c)));
+    assert.equal(code, 4001, what);
+    assert.deepEqual(frames.map((f) => [f.type, f.payload.code]), [['error', 1001]], what);
+  }
+  const nodes = (await (await brain.api('/api/nodes/health')).json()) as { nodes: unknown[] };
+  assert.deepEqual(nodes.nodes, [], 'nobody registered');
 });
 
 void test('a session socket cannot be opened, joined or read without the token', async (t) => {
