@@ -80,15 +80,27 @@ export function readPath(value: unknown, path: string): unknown {
 /**
  * Whether a read-back value satisfies `expect`: a list accepts any of its values; "$name" stands for
  * the value the command set for param `name`; numbers match within ±tolerance; no `expect` at all
- * means the field must be present (not undefined or null).
+ * means the field must be present (not undefined or null). A boolean and a device register compare
+ * as true = 1 and false = 0: a switch set with `on: true` reads back as the byte 1 (a BLE or GPIO
+ * register), and that is the same state.
  */
 export function matches(actual: unknown, expect: VerifyContract['expect'], params: Record<string, unknown>, tolerance: number | undefined): boolean {
   if (expect === undefined) return actual !== undefined && actual !== null;
   if (Array.isArray(expect)) return expect.some((e) => matches(actual, e, params, tolerance));
-  const wanted = typeof expect === 'string' && expect.startsWith('$') ? params[expect.slice(1)] : expect;
-  if (typeof actual === 'number' && typeof wanted === 'number') return Math.abs(actual - wanted) <= (tolerance ?? 0);
-  return actual === wanted;
+  const wanted = expected(expect, params);
+  const a = typeof actual === 'boolean' && typeof wanted === 'number' ? Number(actual) : actual;
+  const w = typeof wanted === 'boolean' && typeof actual === 'number' ? Number(wanted) : wanted;
+  if (typeof a === 'number' && typeof w === 'number') return Math.abs(a - w) <= (tolerance ?? 0);
+  return a === w;
 }
+
+/** `expect` with a "$param" reference replaced by the value the command set. */
+const expected = (expect: Exclude<VerifyContract['expect'], unknown[] | undefined>, params: Record<string, unknown>): unknown =>
+  typeof expect === 'string' && expect.startsWith('$') ? params[expect.slice(1)] : expect;
+
+/** `expect` as the verification detail shows it: "$param" references resolved. */
+const describeExpect = (expect: VerifyContract['expect'], params: Record<string, unknown>): string =>
+  expect === undefined ? 'a value' : JSON.stringify(Array.isArray(expect) ? expect.map((e) => expected(e, params)) : expected(expect, params));
 
 type Ended = { status: CommandStatus; detail: string | null; set: CommandFields };
 
@@ -214,7 +226,7 @@ export class CommandRunner {
       const value = readPath(read.result, contract.field);
       const ok = read.success && (contract.transient === true || matches(value, contract.expect, command.params, contract.tolerance));
       if (ok) return done(true, contract.transient ? `verified: ${contract.via} is readable` : `verified: ${contract.field} = ${JSON.stringify(value)}`);
-      const why = read.success ? `${contract.field} = ${JSON.stringify(value) ?? 'absent'}, expected ${JSON.stringify(contract.expect ?? 'a value')}` : `${contract.via} failed: ${read.error ?? 'no reason'}`;
+      const why = read.success ? `${contract.field} = ${JSON.stringify(value) ?? 'absent'}, expected ${describeExpect(contract.expect, command.params)}` : `${contract.via} failed: ${read.error ?? 'no reason'}`;
       if (retry >= (contract.retries ?? 0)) return done(false, `not verified: ${why}`);
       try {
         last = await this.issue(command, r, `re-issued: ${why}`);

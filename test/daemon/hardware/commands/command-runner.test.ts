@@ -22,7 +22,7 @@ void test('verify: a state that did not stick is re-issued (attempts counts issu
   let record = await command(rig, once.data.data.command_id as string);
   assert.equal(record.attempts, 2);
   assert.deepEqual(statuses(record), ['queued', 'sent', 'sent', 'succeeded']);
-  assert.match(record.history[2]!.detail ?? '', /re-issued: state\.on = false, expected "\$on"/);
+  assert.match(record.history[2]!.detail ?? '', /re-issued: state\.on = false, expected true/);
 
   state.drop = 10;
   const never = await rig.call('hwdev_lamp__set_power', { on: false });
@@ -131,6 +131,13 @@ void test('readPath and matches: dotted paths into objects and arrays; lists, $p
   assert.equal(readPath(null, 'a'), undefined);
   assert.ok(matches(true, '$on', { on: true }, undefined));
   assert.ok(!matches(false, '$on', { on: true }, undefined));
+  // A register read back as 1/0 is the state a boolean set: true = 1, false = 0, and nothing else.
+  assert.ok(matches(1, '$on', { on: true }, undefined));
+  assert.ok(matches(0, '$on', { on: false }, undefined));
+  assert.ok(!matches(2, '$on', { on: true }, undefined));
+  assert.ok(!matches(0, '$on', { on: true }, undefined));
+  assert.ok(matches(true, 1, {}, undefined));
+  assert.ok(!matches('1', true, {}, undefined), 'strings are not coerced');
   assert.ok(matches('b', ['a', 'b'], {}, undefined));
   assert.ok(matches(20.4, 20, {}, 0.5));
   assert.ok(!matches(20.6, 20, {}, 0.5));
