@@ -132,7 +132,8 @@ export function createHardware(deps: HardwareDeps): Hardware {
     devices: () => registry.devices.values(),
     find: (id) => registry.devices.get(id),
     summary: (device) => summary(registry, telemetry, device, clock.now()),
-    run: (device: Device, chosen: Chosen, refuse) => runAction(device.spec.deviceId, chosen.entry.action.name, withDefaults(chosen.entry.action.params, chosen.params), { tool: null, turnId: null, ...(refuse ? { refuse } : {}) }),
+    run: (device: Device, chosen: Chosen, refuse, origin) =>
+      runAction(device.spec.deviceId, chosen.entry.action.name, withDefaults(chosen.entry.action.params, chosen.params), { tool: origin?.tool ?? null, turnId: origin?.turnId ?? null, ...(refuse ? { refuse } : {}) }),
   });
 
   deps.bus.on(deps.owner, (event) => {

@@ -49,11 +49,20 @@ export interface DeviceSummary {
   state: Record<string, string | number | boolean | null>;
 }
 
+/** Who asked for a device change (the command history names them). */
+export interface DeviceChangeOrigin {
+  tool: string;
+  turnId: string;
+}
+
 /** Connected devices: the hardware capability's (docs/hardware.md); an empty directory without it. */
 export interface DeviceDirectory {
   list(): DeviceSummary[];
-  /** Sends a state change; resolves with the device's new state. Throws AppError NOT_FOUND for an unknown device. */
-  set(deviceId: string, changes: Record<string, string | number | boolean>): Promise<DeviceSummary>;
+  /**
+   * Sends a state change; resolves with the device's new state. Throws AppError NOT_FOUND for an
+   * unknown device. `origin` names the tool and turn that asked, for the command's record.
+   */
+  set(deviceId: string, changes: Record<string, string | number | boolean>, origin?: DeviceChangeOrigin): Promise<DeviceSummary>;
 }
 
 export interface IdentitySource {
@@ -118,7 +127,7 @@ export class DeviceSlot implements DeviceDirectory {
     return this.inner.list();
   }
 
-  set(deviceId: string, changes: Record<string, string | number | boolean>): Promise<DeviceSummary> {
-    return this.inner.set(deviceId, changes);
+  set(deviceId: string, changes: Record<string, string | number | boolean>, origin?: DeviceChangeOrigin): Promise<DeviceSummary> {
+    return this.inner.set(deviceId, changes, origin);
   }
 }

@@ -67,14 +67,14 @@ function setDeviceTool(devices: DeviceDirectory): Tool {
       }),
     },
     safety: 'active',
-    run: async ({ device, state, property, value }) => {
+    run: async ({ device, state, property, value }, ctx) => {
       const target = findDevice(devices.list(), device);
       if (!target) throw new ToolFailure(`there is no device called ${device}`);
       const changes: Record<string, string | number | boolean> = {};
       if (state !== undefined) changes.power = state;
       if (value !== undefined) changes[property ?? 'value'] = value;
       if (Object.keys(changes).length === 0) throw new ToolFailure('say what to change: state on/off, or a property and value');
-      const after = await devices.set(target.id, changes);
+      const after = await devices.set(target.id, changes, { tool: 'set_device', turnId: ctx.turnId });
       // What was asked, not every reading the device has: "Lamp is now on.", "Thermostat is now set to 21.5.", "Lamp is now brightness 40."
       const asked = Object.entries(changes).map(([k, v]) => (k === 'power' ? String(v) : k === 'value' ? `set to ${String(v)}` : `${k} ${String(v)}`));
       return { summary: `${after.name} is now ${asked.join(', ')}.`, data: after, sources: [`device:${after.id}`] };

@@ -14,7 +14,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import type { ActionParam } from '../../../protocol/node';
 import { argumentSchema, withDefaults } from './device-tools';
-import type { DeviceDirectory, DeviceSummary } from '../../kernel/ports';
+import type { DeviceChangeOrigin, DeviceDirectory, DeviceSummary } from '../../kernel/ports';
 import { AppError } from '../../kernel/errors';
 import { ToolDenied, ToolFailure } from '../../kernel/tool';
 import type { ActionEntry, Device } from './device-registry';
@@ -70,7 +70,7 @@ export interface DirectoryDeps {
   find: (deviceId: string) => Device | undefined;
   summary: (device: Device) => DeviceSummary;
   /** Runs the chosen action as a command; `refuse` records it denied with that reason instead. */
-  run: (device: Device, chosen: Chosen, refuse: string | undefined) => Promise<{ success: boolean; status: string; error: string | null; data: Record<string, unknown> }>;
+  run: (device: Device, chosen: Chosen, refuse: string | undefined, origin: DeviceChangeOrigin | undefined) => Promise<{ success: boolean; status: string; error: string | null; data: Record<string, unknown> }>;
 }
 
 export class HardwareDirectory implements DeviceDirectory {
@@ -83,7 +83,7 @@ export class HardwareDirectory implements DeviceDirectory {
     return [...this.deps.devices()].map((d) => this.deps.summary(d));
   }
 
-  async set(deviceId: string, changes: Record<string, Change>): Promise<DeviceSummary> {
+  async set(deviceId: string, changes: Record<string, Change>, origin?: DeviceChangeOrigin): Promise<DeviceSummary> {
     const device = this.deps.find(deviceId);
     if (!device) throw new AppError('NOT_FOUND', `device ${JSON.stringify(deviceId)} not found`, { device: deviceId });
     const chosen = chooseAction(device, changes);
@@ -93,7 +93,7 @@ export class HardwareDirectory implements DeviceDirectory {
     }
     this.check(device, chosen);
     const refuse = chosen.entry.confirm ? `${chosen.entry.action.name} needs the user's confirmation${chosen.entry.tool ? `: use the tool ${chosen.entry.tool}` : ''}` : undefined;
-    const result = await this.deps.run(device, chosen, refuse);
+    const result = await this.deps.run(device, chosen, refuse, origin);
     if (result.status === 'denied') throw new ToolDenied(`${device.spec.name}: ${result.error ?? 'denied'}`);
     if (!result.success) throw new ToolFailure(`${device.spec.name}: ${result.error ?? result.status}`);
     const after = this.deps.summary(device);

@@ -30,6 +30,9 @@ void test('set_device through the directory: picks the action by its params, run
   assert.deepEqual(rig.nodes.requests[0]?.request.params, { on: true });
   const [last] = ((await rig.inject('/api/commands/recent?device=lamp&limit=1')).json() as { commands: CommandRecord[] }).commands;
   assert.deepEqual([last?.action, last?.status, last?.tool, last?.verified], ['set_power', 'succeeded', null, true]);
+  await rig.hw.devices.set('lamp', { power: 'off' }, { tool: 'set_device', turnId: 'turn_42' });
+  const [asked] = ((await rig.inject('/api/commands/recent?device=lamp&limit=1')).json() as { commands: CommandRecord[] }).commands;
+  assert.deepEqual([asked?.params, asked?.tool, asked?.turn_id], [{ on: false }, 'set_device', 'turn_42'], 'the command names the tool and turn that asked');
   await assert.rejects(rig.hw.devices.set('nope', { power: 'on' }), (err: unknown) => (err as { code?: string }).code === 'NOT_FOUND');
   await assert.rejects(rig.hw.devices.set('lamp', { colour: 'red' }), /has no action that takes colour/);
   await assert.rejects(rig.hw.devices.set('heater', { level: 'high' }), /set_level: level: Expected integer/, 'checked against the action\'s schema before anything runs');
