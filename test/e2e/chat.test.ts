@@ -58,6 +58,8 @@ void test('the REPL under a pseudo-terminal streams answers, runs slash commands
   await until(/personality: /);
   pty.write('/status\r');
   await until(/sessions 1 open \(1 clients\)/);
+  pty.write('/devices\r');
+  await until(/no hardware devices connected \(docs\/hardware\.md: node-agent run, svc bridge pair\)/);
   pty.write('/quit\r');
   assert.equal(await pty.exited, 0);
   assert.match(pty.output(), /· remember \{"text":"the spare bulbs are in the hall cupboard"\}/);
