@@ -139,8 +139,11 @@ export const MAX_SYNC_WINDOW = 64;
  * take unacknowledged; the sender keeps within the smaller of its window and this.
  */
 export const CursorFrame = Frame('cursor', { cursor: Cursor, window: Type.Integer({ minimum: 1, maximum: MAX_SYNC_WINDOW }) });
-/** sender → receiver: the next ops, numbered from 1 in this session. */
-export const BatchFrame = Frame('batch', { seq: Seq(), ops: Type.Array(Type.Unknown(), { maxItems: MAX_BATCH_OPS }) });
+/**
+ * sender → receiver: the next ops, numbered from 1 in this session, and the sender's cursor when it
+ * began reading them (it has at least that, so the receiver never sends any of it back).
+ */
+export const BatchFrame = Frame('batch', { seq: Seq(), cursor: Cursor, ops: Type.Array(Type.Unknown(), { maxItems: MAX_BATCH_OPS }) });
 /** receiver → sender: every batch up to `seq` is applied (durably); `cursor` is what I have now. */
 export const AckFrame = Frame('ack', { seq: Seq(), cursor: Cursor });
 /** both ways: keepalive after a quiet spell; answered by pong. */

@@ -5,9 +5,11 @@
 //
 // - No gap: a batch is applied only when every lower one was (later ones wait, within the window).
 // - No duplicate apply: a batch number at or below the last applied is answered with the last ack again
-//   and never applied twice; a new pull of ops starts only when nothing is in flight, from the cursor
-//   the last ack carried. A new connection starts from the cursor the receiver reports, which is what
-//   its applies made durable.
+//   and never applied twice; a new pull of ops starts only when nothing is in flight, from what the
+//   peer is known to have: its cursor, the cursors its acks carried and the cursors its own batches
+//   carried (so the peer's ops are never echoed back to it), merged by taking the larger count. A new
+//   connection starts from the cursor the receiver reports, which is what its applies made durable
+//   (the host starts it only after the previous session with that peer settled).
 // - Backpressure: the sender pulls the next batch from `ops` only while its window has room.
 // - Frames are bounded: a batch whose encoding is over `batchBytes` is split by bytes, an op too big
 //   for any frame fails the session `too_large`.
@@ -18,7 +20,11 @@ import { encodeSyncFrame, refusal, type SyncRefusal } from './link-frames';
 export interface SyncData {
   /** What this brain has now, durably. */
   cursor(): Promise<Cursor>;
-  /** Batches of ops that the holder of `since` lacks, in an order it can apply, each about `maxBytes` encoded at most. */
+  /**
+   * Batches of ops that the holder of `since` lacks, in an order it can apply, each about `maxBytes`
+   * encoded at most, read from the log as it is when the reading begins (an op applied later is not
+   * part of it: it may have come from the very peer this is for).
+   */
   ops(since: Cursor, maxBytes: number): AsyncIterable<unknown[]>;
   /** Applies a batch from `peer` durably; resolves with this brain's cursor after it. Rejects with BatchRefused to refuse it. */
   apply(ops: unknown[], peer: string): Promise<Cursor>;
@@ -49,24 +55,31 @@ export interface StreamHooks {
   readonly applied?: (ops: number, cursor: Cursor) => void;
 }
 
-/** What a batch frame costs beyond its ops: `{"type":"batch","seq":<16 digits>,"ops":[]}`. */
+/** What a batch frame costs beyond its ops and cursor: `{"type":"batch","seq":<16 digits>,"cursor":,"ops":[]}`. */
 const BATCH_OVERHEAD = 64;
+
+/** The larger count of each origin: both cursors are what one brain is known to hold, and holdings only grow. */
+export function mergeCursors(a: Cursor, b: Cursor): Cursor {
+  const out: Cursor = { ...a };
+  for (const [origin, n] of Object.entries(b)) if (n > (out[origin] ?? 0)) out[origin] = n;
+  return out;
+}
 
 /**
  * `ops` split into runs whose encoded batch frames stay within `maxBytes` (an op over it travels
  * alone), or the index of an op that does not fit any frame.
  */
-export function splitByBytes(ops: readonly unknown[], maxBytes: number, frameBytes = MAX_SYNC_FRAME_BYTES): { batches: unknown[][] } | { tooLarge: number } {
+export function splitByBytes(ops: readonly unknown[], maxBytes: number, overhead = BATCH_OVERHEAD, frameBytes = MAX_SYNC_FRAME_BYTES): { batches: unknown[][] } | { tooLarge: number } {
   const batches: unknown[][] = [];
   let current: unknown[] = [];
-  let size = BATCH_OVERHEAD;
+  let size = overhead;
   for (const [i, op] of ops.entries()) {
     const bytes = Buffer.byteLength(JSON.stringify(op) ?? 'null') + 1;
-    if (bytes + BATCH_OVERHEAD > frameBytes) return { tooLarge: i };
+    if (bytes + overhead > frameBytes) return { tooLarge: i };
     if (current.length > 0 && size + bytes > maxBytes) {
       batches.push(current);
       current = [];
-      size = BATCH_OVERHEAD;
+      size = overhead;
     }
     current.push(op);
     size += bytes;
@@ -82,7 +95,12 @@ interface InFlight {
 
 export class SessionStream {
   // Sender.
+  /** What the peer is known to have; null until its cursor frame arrives. */
   private peerCursor: Cursor | null = null;
+  /** Cursors the peer's batches carried before its cursor frame (a reordering transport). */
+  private learned: Cursor = {};
+  /** This brain's cursor when the current pull began: every batch of the pull carries it. */
+  private pullCursor: Cursor = {};
   private peerWindow = 1;
   private nextSeq = 1;
   private ackedSeq = 0;
@@ -162,7 +180,7 @@ export class SessionStream {
   private onCursor(frame: SyncFrames['cursor']): void {
     // A second cursor (a duplicate from a faulty transport) is older news than the acks: ignored.
     if (this.peerCursor !== null) return;
-    this.peerCursor = frame.cursor;
+    this.peerCursor = mergeCursors(frame.cursor, this.learned);
     this.peerWindow = Math.min(frame.window, this.config.window);
     this.pump();
   }
@@ -172,20 +190,20 @@ export class SessionStream {
     if (frame.seq <= this.ackedSeq) return; // late or duplicate: a later ack said more
     for (const seq of this.inflight.keys()) if (seq <= frame.seq) this.inflight.delete(seq);
     this.ackedSeq = frame.seq;
-    this.peerCursor = frame.cursor;
+    this.learn(frame.cursor);
     this.pump();
+  }
+
+  private learn(cursor: Cursor): void {
+    if (this.peerCursor === null) this.learned = mergeCursors(this.learned, cursor);
+    else this.peerCursor = mergeCursors(this.peerCursor, cursor);
   }
 
   private pump(): void {
     if (this.stopped || !this.sending || this.peerCursor === null) return;
     while (this.ready.length > 0 && this.inflight.size < this.peerWindow) this.sendBatch(this.ready.shift()!);
     if (this.pulling || this.inflight.size >= this.peerWindow || this.ready.length > 0) return;
-    if (this.source === null) {
-      // A new pull starts from the last acknowledged cursor, so only when nothing is in flight.
-      if (!this.dirty || this.inflight.size > 0) return;
-      this.dirty = false;
-      this.source = this.data.ops(this.peerCursor, this.config.batchBytes)[Symbol.asyncIterator]();
-    }
+    if (this.source === null) return this.startPull();
     const source = this.source;
     this.pulling = true;
     this.track(
@@ -198,22 +216,39 @@ export class SessionStream {
     );
   }
 
+  /** A new pull starts from what the peer is known to have, so only when nothing is in flight. */
+  private startPull(): void {
+    if (!this.dirty || this.inflight.size > 0) return;
+    this.dirty = false;
+    this.pulling = true;
+    this.track(
+      this.data.cursor().then((own) => {
+        this.pulling = false;
+        if (this.stopped || this.peerCursor === null) return;
+        this.pullCursor = own;
+        this.source = this.data.ops({ ...this.peerCursor }, this.config.batchBytes)[Symbol.asyncIterator]();
+        this.pump();
+      }),
+    );
+  }
+
   private enqueue(ops: unknown[]): void {
     if (ops.length === 0) return;
-    const split = splitByBytes(ops, this.config.batchBytes);
+    const split = splitByBytes(ops, this.config.batchBytes, BATCH_OVERHEAD + Buffer.byteLength(JSON.stringify(this.pullCursor)));
     if ('tooLarge' in split) return this.fail(refusal('too_large', `op ${split.tooLarge} of a batch does not fit a ${MAX_SYNC_FRAME_BYTES}-byte frame`));
     this.ready.push(...split.batches);
   }
 
   private sendBatch(ops: unknown[]): void {
     const seq = this.nextSeq++;
-    const text = encodeSyncFrame({ type: 'batch', seq, ops });
+    const text = encodeSyncFrame({ type: 'batch', seq, cursor: this.pullCursor, ops });
     this.inflight.set(seq, { text, sentAt: this.hooks.now() });
     this.hooks.send(text);
   }
 
   // ── Receiver ──────────────────────────────────────────────────────────────────────────────────
   private onBatch(frame: SyncFrames['batch']): void {
+    this.learn(frame.cursor);
     if (frame.seq <= this.applied) {
       // Already applied (a duplicate, or a retransmission whose ack was lost): acknowledge again.
       if (this.lastAck !== null) this.emit(this.lastAck);
