@@ -14,7 +14,7 @@ import type { MetricsRegistry } from './metrics';
 import type { Part } from './parts';
 import type { ListenerPort } from './listener';
 import type { PermissionPlane } from './permissions';
-import type { AgentMemory, ClientConnections, DeviceDirectory, IdentityDocuments } from './ports';
+import type { AgentMemory, ClientConnections, DeviceDirectory, IdentityDocuments, MemoryJournal, MemoryReplicaPort } from './ports';
 import type { Tool } from './tool';
 import type { ToolRegistry } from './tool-registry';
 
@@ -39,6 +39,8 @@ export interface Clock {
 /** What the core offers every capability: narrow ports, never the concrete services. */
 export interface CorePorts {
   memory: AgentMemory | null;
+  /** Applies changes journaled on another brain to this one's notes, episodes and facts (the sync capability). */
+  memoryReplica: MemoryReplicaPort;
   /** The share of a question an item must answer to count as evidence (settings memory.search.relevance_floor). */
   relevanceFloor: number;
   identity: IdentityDocuments;
@@ -129,6 +131,8 @@ export interface Capability {
   readonly verifiers?: readonly CapabilityVerifier[];
   /** The connected devices, when this capability drives them (core.devices and the agent's device tools read them). At most one capability gives it. */
   readonly devices?: DeviceDirectory;
+  /** Records every change of the synced memory tiers in the change's own transaction (daemon/memory/memory-journal.ts). At most one capability gives it. */
+  readonly memoryJournal?: MemoryJournal;
 }
 
 /** One settings migration: raises settings.json from `version - 1` to `version` (before validation). */

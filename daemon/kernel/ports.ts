@@ -4,6 +4,7 @@
 
 import type { IdentityFile } from '../../protocol/identity';
 import type { BrainMessage } from '../../protocol/session';
+import type { Db } from '../store/store';
 
 export type IdentityName = 'USER.md' | 'SOUL.md';
 
@@ -129,5 +130,82 @@ export class DeviceSlot implements DeviceDirectory {
 
   set(deviceId: string, changes: Record<string, string | number | boolean>, origin?: DeviceChangeOrigin): Promise<DeviceSummary> {
     return this.inner.set(deviceId, changes, origin);
+  }
+}
+
+// ── The memory journal (issue 15; daemon/memory/memory-journal.ts says what is journaled and why) ──
+
+/** A note as a replica stores it: the whole record after the change (times in epoch ms). */
+export interface JournalNote {
+  id: string;
+  text: string;
+  source: string;
+  tags: string[];
+  created_at: number;
+  updated_at: number;
+}
+
+export interface JournalEpisode {
+  id: string;
+  session_id: string | null;
+  summary: string;
+  reason: 'session_end' | 'compaction' | 'manual';
+  summariser: string;
+  message_count: number;
+  started_at: number | null;
+  ended_at: number | null;
+  created_at: number;
+  /** False for an episode of a trivial session: kept, but out of search. */
+  searchable: boolean;
+}
+
+/** A fact with every source backing it; its id is the hash of its parts (knowledge-graph.ts tripleId). */
+export interface JournalTriple {
+  id: string;
+  subject: string;
+  predicate: string;
+  object: string;
+  confidence: number;
+  sources: { source: string; confidence: number; at: number }[];
+  created_at: number;
+  updated_at: number;
+}
+
+/** One change of a synced tier: a put of the whole record after it, or a delete. */
+export type MemoryJournalChange =
+  | { kind: 'note.put'; id: string; record: JournalNote }
+  | { kind: 'note.delete'; id: string }
+  | { kind: 'episode.put'; id: string; record: JournalEpisode }
+  | { kind: 'episode.delete'; id: string }
+  | { kind: 'triple.put'; id: string; record: JournalTriple }
+  | { kind: 'triple.delete'; id: string };
+
+/** A journaled change with this brain's memory revision (1, 2, 3 … never repeated) and when it happened (epoch ms). */
+export type JournalEntry = MemoryJournalChange & { revision: number; at: number };
+
+/** Called inside the write transaction of every change it records: an entry exists exactly when its change committed. */
+export interface MemoryJournal {
+  record(db: Db, entry: JournalEntry): void;
+}
+
+/** Writes a change received from another brain through the repositories, without journaling it as local. */
+export interface MemoryReplicaPort {
+  /** True when it changed something; applying the same change again is a no-op (false). */
+  applyRemote(change: MemoryJournalChange): Promise<boolean>;
+}
+
+/**
+ * The journal memory writes to, held by the core: it records nothing until the capability that keeps
+ * an op log hands in its own (brain.ts), like DeviceSlot.
+ */
+export class MemoryJournalSlot implements MemoryJournal {
+  private inner: MemoryJournal | null = null;
+
+  use(journal: MemoryJournal): void {
+    this.inner = journal;
+  }
+
+  record(db: Db, entry: JournalEntry): void {
+    this.inner?.record(db, entry);
   }
 }

@@ -14,6 +14,7 @@ import { SummaryUnavailable } from './llm-summariser';
 import { cannedReplies, extractiveSummariser, type Summariser } from './episode-writer';
 import { KnowledgeGraph } from './knowledge-graph';
 import type { MemoryChange, MemoryEvents } from './memory-events';
+import { JournalRecorder, type MemoryJournal } from './memory-journal';
 import { EventBus } from '../kernel/event-bus';
 import { MEMORY_MIGRATIONS } from './memory-schema';
 import { DEFAULT_TUNING, MemorySearch } from './memory-search';
@@ -44,6 +45,11 @@ export interface MemoryDeps {
    * (LocalProvider.cannedReplies()); none by default.
    */
   cannedReplies?: readonly string[];
+  /**
+   * Where every change of notes, episodes and facts is recorded, in its own transaction
+   * (memory-journal.ts): the brain passes its MemoryJournalSlot, which a sync capability fills. None by default.
+   */
+  journal?: MemoryJournal;
   clock?: () => number;
 }
 
@@ -71,10 +77,11 @@ export function createMemory(deps: MemoryDeps): MemoryCapability {
   const clock = deps.clock ?? Date.now;
   const events = EventBus.logged<MemoryChange>(logger, 'memory');
   const stats = new TermStats(store, clock);
-  const forgetting = new Forgetting(store, stats, settings.search.relevance_floor);
-  const notes = new NoteRepository(store, events, clock, forgetting);
-  const episodes = new EpisodeRepository(store, events, clock);
-  const knowledge = new KnowledgeGraph(store, events, clock);
+  const journal = new JournalRecorder(deps.journal);
+  const forgetting = new Forgetting(store, stats, settings.search.relevance_floor, journal);
+  const notes = new NoteRepository(store, events, journal, clock, forgetting);
+  const episodes = new EpisodeRepository(store, events, journal, clock);
+  const knowledge = new KnowledgeGraph(store, events, journal, clock);
   events.on('term-stats', (c) => c.text !== undefined && stats.forgetText(c.text));
   const decay = new DecayStore(store, settings.decay);
   const recalls = new RecallTracker(store, (err) => logger.warn({ err }, 'memory: writing recall counts failed; those counts are lost (they only shift ranking weights)'));

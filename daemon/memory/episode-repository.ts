@@ -1,11 +1,12 @@
 // Episodes (spec 1.3): automatically generated conversation summaries, persistent, full-text
 // searchable. Written by episode-writer.ts; listed newest first with keyset pagination (spec 4.4).
 import type { Episode, EpisodeReason } from '../../protocol/memory';
-import type { Store } from '../store/store';
+import type { Db, Store } from '../store/store';
 import { cjkIndexText } from './cjk-segmenter';
 import { iso, isoOrNull, newId } from './ids';
 import type { EpisodeInput, EpisodeSink } from './episode-writer';
 import type { MemoryEvents } from './memory-events';
+import type { JournalEpisode, JournalRecorder } from './memory-journal';
 import { olderThan, toPage } from './pagination';
 
 export interface EpisodeRow {
@@ -38,10 +39,34 @@ export const episodeFromRow = (r: EpisodeRow): Episode => ({
   recall: { count: r.recall_count, last_at: isoOrNull(r.recalled_at) },
 });
 
+/** The episode as the journal carries it (memory-journal.ts): content only, no recall statistics. */
+export const episodeRecord = (r: EpisodeRow): JournalEpisode => ({
+  id: r.id,
+  session_id: r.session_id,
+  summary: r.summary,
+  reason: r.reason as EpisodeReason,
+  summariser: r.summariser,
+  message_count: r.message_count,
+  started_at: r.started_at,
+  ended_at: r.ended_at,
+  created_at: r.created_at,
+  searchable: (r.searchable ?? 1) === 1,
+});
+
+const sameEpisode = (r: EpisodeRow, e: JournalEpisode): boolean =>
+  r.session_id === e.session_id && r.summary === e.summary && r.reason === e.reason && r.summariser === e.summariser && r.message_count === e.message_count &&
+  r.started_at === e.started_at && r.ended_at === e.ended_at && r.created_at === e.created_at && (r.searchable ?? 1) === (e.searchable ? 1 : 0);
+
+const remove = (db: Db, id: string): boolean => {
+  db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
+  return db.run('DELETE FROM memory_episodes WHERE id = ?', [id]).changes > 0;
+};
+
 export class EpisodeRepository implements EpisodeSink {
   constructor(
     private readonly store: Store,
     private readonly events: MemoryEvents,
+    private readonly journal: JournalRecorder,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -51,17 +76,20 @@ export class EpisodeRepository implements EpisodeSink {
       seq: 0, id: newId('ep', now), session_id: input.sessionId, summary: input.summary, reason: input.reason, summariser: input.summariser,
       message_count: input.messageCount, started_at: input.startedAt, ended_at: input.endedAt, created_at: now, recall_count: 0, recalled_at: null,
     };
-    const searchable = input.searchable ?? true;
-    row.seq = await this.store.write((db) =>
-      Number(
+    const searchable = (input.searchable ?? true) ? 1 : 0;
+    row.searchable = searchable;
+    row.seq = await this.store.write((db) => {
+      const seq = Number(
         db.run(
           'INSERT INTO memory_episodes (id, session_id, summary, reason, summariser, message_count, started_at, ended_at, created_at, searchable, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          [row.id, row.session_id, row.summary, row.reason, row.summariser, row.message_count, row.started_at, row.ended_at, now, searchable ? 1 : 0, cjkIndexText(row.summary)],
+          [row.id, row.session_id, row.summary, row.reason, row.summariser, row.message_count, row.started_at, row.ended_at, now, searchable, cjkIndexText(row.summary)],
         ).lastInsertRowid,
-      ),
-    );
+      );
+      this.journal.record(db, { kind: 'episode.put', id: row.id, record: episodeRecord(row) }, now);
+      return seq;
+    });
     // An episode kept out of search is nothing the vector index, term statistics or wiki follow.
-    if (searchable) this.events.emit({ kind: 'upsert', tier: 'episode', id: row.id, text: row.summary });
+    if (searchable === 1) this.events.emit({ kind: 'upsert', tier: 'episode', id: row.id, text: row.summary });
     return episodeFromRow(row);
   }
 
@@ -71,12 +99,42 @@ export class EpisodeRepository implements EpisodeSink {
   }
 
   async delete(id: string): Promise<boolean> {
-    const changes = await this.store.write((db) => {
-      db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
-      return db.run('DELETE FROM memory_episodes WHERE id = ?', [id]).changes;
+    const now = this.clock();
+    const removed = await this.store.write((db) => {
+      if (!remove(db, id)) return false;
+      this.journal.record(db, { kind: 'episode.delete', id }, now);
+      return true;
     });
-    if (changes > 0) this.events.emit({ kind: 'delete', tier: 'episode', id });
-    return changes > 0;
+    if (removed) this.events.emit({ kind: 'delete', tier: 'episode', id });
+    return removed;
+  }
+
+  /**
+   * An episode put received from another brain (Memory.applyRemote): stored under its id as sent,
+   * not journaled again. False when this brain already holds exactly that version.
+   */
+  async putRemote(e: JournalEpisode): Promise<boolean> {
+    const searchable = e.searchable ? 1 : 0;
+    const before = await this.store.write((db) => {
+      const r = db.get<EpisodeRow>('SELECT * FROM memory_episodes WHERE id = ?', [e.id]);
+      if (r && sameEpisode(r, e)) return null;
+      const params = [e.session_id, e.summary, e.reason, e.summariser, e.message_count, e.started_at, e.ended_at, e.created_at, searchable, cjkIndexText(e.summary), e.id];
+      if (r) db.run('UPDATE memory_episodes SET session_id = ?, summary = ?, reason = ?, summariser = ?, message_count = ?, started_at = ?, ended_at = ?, created_at = ?, searchable = ?, cjk = ? WHERE id = ?', params);
+      else db.run('INSERT INTO memory_episodes (session_id, summary, reason, summariser, message_count, started_at, ended_at, created_at, searchable, cjk, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', params);
+      return { searchable: r ? (r.searchable ?? 1) === 1 : false };
+    });
+    if (!before) return false;
+    // As addEpisode: what is out of search is nothing the derived parts follow (and leaves them when it goes out).
+    if (e.searchable) this.events.emit({ kind: 'upsert', tier: 'episode', id: e.id, text: e.summary });
+    else if (before.searchable) this.events.emit({ kind: 'delete', tier: 'episode', id: e.id });
+    return true;
+  }
+
+  /** An episode delete received from another brain; false when it was not here. */
+  async deleteRemote(id: string): Promise<boolean> {
+    const removed = await this.store.write((db) => remove(db, id));
+    if (removed) this.events.emit({ kind: 'delete', tier: 'episode', id });
+    return removed;
   }
 
   list(page: { cursor?: string | undefined; limit: number }): { items: Episode[]; next_cursor: string | null } {

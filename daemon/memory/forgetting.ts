@@ -5,12 +5,15 @@
 // note (hashed stems with their idf weights, never the words) is kept, so later episodes — the
 // conversation in which the user said "forget …" included — are redacted before they are stored.
 // "Repeats" means what search means by a match: the sentence holds at least the relevance floor's
-// share of the note's idf-weighted terms (docs/memory.md, "Forgetting").
+// share of the note's idf-weighted terms (docs/memory.md, "Forgetting"). Every episode and fact it
+// changes is journaled in that transaction (memory-journal.ts); the fingerprint is derived data and is not.
 import { createHash } from 'node:crypto';
 import type { Db, Store } from '../store/store';
 import { cjkIndexText } from './cjk-segmenter';
-import { noisyOr, tripleText } from './knowledge-graph';
+import { episodeRecord, type EpisodeRow } from './episode-repository';
+import { noisyOr, tripleRecord, tripleText } from './knowledge-graph';
 import type { MemoryChange } from './memory-events';
+import type { JournalRecorder } from './memory-journal';
 import { documentStems, ftsExpression, queryTerms } from './query-terms';
 import type { TermStats } from './term-stats';
 import { contentWords } from '../kernel/text';
@@ -62,6 +65,7 @@ export class Forgetting {
     private readonly store: Store,
     private readonly stats: TermStats,
     private readonly floor: number,
+    private readonly journal: JournalRecorder,
   ) {}
 
   /**
@@ -70,11 +74,25 @@ export class Forgetting {
    */
   forgetNote(db: Db, id: string, text: string, now: number): MemoryChange[] {
     const terms = queryTerms(text);
-    if (terms.length === 0) return [];
+    const print = this.keep(db, id, terms, now);
+    if (!print) return [];
+    const match = ftsExpression(terms, 'OR');
+    return [...this.redactEpisodes(db, match, print, now), ...this.dropFacts(db, id, match, print, now)];
+  }
+
+  /**
+   * Records the fingerprint of note `id` (whose text was `text`) so later episodes are redacted, and
+   * nothing else: for a note deleted on another brain, whose redactions arrive from there.
+   */
+  fingerprint(db: Db, id: string, text: string, now: number): void {
+    this.keep(db, id, queryTerms(text), now);
+  }
+
+  private keep(db: Db, id: string, terms: ReturnType<typeof queryTerms>, now: number): Fingerprint | undefined {
+    if (terms.length === 0) return undefined;
     const print = new Map(terms.map((t) => [hashStem(t.stem), this.stats.idf(t.stem)]));
     db.run('INSERT OR REPLACE INTO memory_forgotten (id, terms, created_at) VALUES (?, ?, ?)', [id, JSON.stringify([...print]), now]);
-    const match = ftsExpression(terms, 'OR');
-    return [...this.redactEpisodes(db, match, print), ...this.dropFacts(db, id, match, print)];
+    return print;
   }
 
   /** A new episode's text with what was forgotten redacted (episode-writer.ts calls it). */
@@ -87,7 +105,7 @@ export class Forgetting {
     return rows.map((r) => new Map(JSON.parse(r.terms) as [string, number][]));
   }
 
-  private redactEpisodes(db: Db, match: string, print: Fingerprint): MemoryChange[] {
+  private redactEpisodes(db: Db, match: string, print: Fingerprint, now: number): MemoryChange[] {
     // Episodes kept out of search (trivial sessions) are not in the FTS index: they are read directly.
     const rows = db.all<{ seq: number; id: string; summary: string }>(
       `SELECT seq, id, summary FROM memory_episodes WHERE seq IN (SELECT rowid FROM memory_episodes_fts WHERE memory_episodes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
@@ -101,9 +119,12 @@ export class Forgetting {
       this.stats.forgetText(r.summary);
       if (red.empty) {
         this.deleteItem(db, 'memory_episodes', r.id);
+        this.journal.record(db, { kind: 'episode.delete', id: r.id }, now);
         changes.push({ kind: 'delete', tier: 'episode', id: r.id });
       } else {
         db.run('UPDATE memory_episodes SET summary = ?, cjk = ? WHERE seq = ?', [red.text, cjkIndexText(red.text), r.seq]);
+        const redacted = db.get<EpisodeRow>('SELECT * FROM memory_episodes WHERE seq = ?', [r.seq]);
+        if (redacted) this.journal.record(db, { kind: 'episode.put', id: r.id, record: episodeRecord(redacted) }, now);
         changes.push({ kind: 'upsert', tier: 'episode', id: r.id, text: red.text });
       }
     }
@@ -111,7 +132,7 @@ export class Forgetting {
   }
 
   /** Facts sourced only from the note, or whose own words repeat it, go; others lose the note's share. */
-  private dropFacts(db: Db, noteId: string, match: string, print: Fingerprint): MemoryChange[] {
+  private dropFacts(db: Db, noteId: string, match: string, print: Fingerprint, now: number): MemoryChange[] {
     const sourced = db.all<{ triple_id: string }>('SELECT triple_id FROM memory_triple_sources WHERE source IN (?, ?)', [`note:${noteId}`, noteId]).map((r) => r.triple_id);
     db.run('DELETE FROM memory_triple_sources WHERE source IN (?, ?)', [`note:${noteId}`, noteId]);
     const repeating = db
@@ -128,9 +149,12 @@ export class Forgetting {
       // episode that repeated the note): one the user asserted on its own, or another note, keeps it.
       if (left.length === 0 || (repeating.includes(id) && left.every((s) => fromConversation(s.source)))) {
         this.deleteItem(db, 'memory_triples', id);
+        this.journal.record(db, { kind: 'triple.delete', id }, now);
         changes.push({ kind: 'delete', tier: 'knowledge', id });
       } else {
         db.run('UPDATE memory_triples SET confidence = ? WHERE id = ?', [noisyOr(left.map((s) => s.confidence)), id]);
+        const record = tripleRecord(db, id);
+        if (record) this.journal.record(db, { kind: 'triple.put', id, record }, now);
         changes.push({ kind: 'annotate', tier: 'knowledge', id });
       }
     }

@@ -8,6 +8,7 @@ import type { Db, Store } from '../store/store';
 import { notFound } from '../kernel/errors';
 import { iso, isoOrNull, tierOf } from './ids';
 import type { MemoryEvents } from './memory-events';
+import type { JournalRecorder, JournalTriple } from './memory-journal';
 import { tripleCjk } from './memory-schema';
 
 export interface TripleRow {
@@ -44,6 +45,23 @@ export const noisyOr = (confidences: readonly number[]): number => 1 - confidenc
 
 const DEFAULT_CONFIDENCE = 0.8;
 
+/** The fact as the journal carries it (memory-journal.ts): with every source, no recall statistics. */
+export function tripleRecord(db: Db, id: string): JournalTriple | undefined {
+  const r = db.get<TripleRow>('SELECT * FROM memory_triples WHERE id = ?', [id]);
+  if (!r) return undefined;
+  const sources = db.all<SourceRow>('SELECT source, confidence, at FROM memory_triple_sources WHERE triple_id = ? ORDER BY source', [id]);
+  return { id, subject: r.subject, predicate: r.predicate, object: r.object, confidence: r.confidence, sources, created_at: r.created_at, updated_at: r.updated_at };
+}
+
+const sameTriple = (a: JournalTriple, b: JournalTriple): boolean =>
+  a.subject === b.subject && a.predicate === b.predicate && a.object === b.object && a.confidence === b.confidence && a.created_at === b.created_at && a.updated_at === b.updated_at &&
+  JSON.stringify(a.sources) === JSON.stringify([...b.sources].sort((x, y) => (x.source < y.source ? -1 : x.source > y.source ? 1 : 0)));
+
+const remove = (db: Db, id: string): boolean => {
+  db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
+  return db.run('DELETE FROM memory_triples WHERE id = ?', [id]).changes > 0;
+};
+
 /**
  * A source that is a bare memory item id (`note_…`, `ep_…`, `kg_…`) is stored as `<tier>:<id>`
  * (`note:note_…`, `episode:ep_…`, `knowledge:kg_…`), the spelling docs/memory.md asks for: the same
@@ -58,13 +76,18 @@ export class KnowledgeGraph {
   constructor(
     private readonly store: Store,
     private readonly events: MemoryEvents,
+    private readonly journal: JournalRecorder,
     private readonly clock: () => number = Date.now,
   ) {}
 
   async add(triples: readonly TripleInput[], source: string): Promise<Triple[]> {
     const now = this.clock();
     const named = sourceName(source);
-    const ids = await this.store.write((db) => triples.map((t) => this.assert(db, t, named, now)));
+    const ids = await this.store.write((db) => {
+      const asserted = triples.map((t) => this.assert(db, t, named, now));
+      for (const id of new Set(asserted)) this.journal.record(db, { kind: 'triple.put', id, record: tripleRecord(db, id)! }, now);
+      return asserted;
+    });
     const rows = [...new Set(ids)].map((id) => this.row(id)!);
     for (const r of rows) this.events.emit({ kind: 'upsert', tier: 'knowledge', id: r.id, text: tripleText(r) });
     return rows.map((r) => this.toTriple(r));
@@ -98,6 +121,7 @@ export class KnowledgeGraph {
     const now = this.clock();
     await this.store.write((db) => {
       if (db.run('UPDATE memory_triples SET confidence = ?, updated_at = ? WHERE id = ?', [confidence, now, id]).changes === 0) throw notFound('triple', id);
+      this.journal.record(db, { kind: 'triple.put', id, record: tripleRecord(db, id)! }, now);
     });
     // The wiki shows confidences; the vector index and term statistics have nothing to redo.
     this.events.emit({ kind: 'annotate', tier: 'knowledge', id });
@@ -105,12 +129,46 @@ export class KnowledgeGraph {
   }
 
   async delete(id: string): Promise<boolean> {
-    const changes = await this.store.write((db) => {
-      db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
-      return db.run('DELETE FROM memory_triples WHERE id = ?', [id]).changes;
+    const now = this.clock();
+    const removed = await this.store.write((db) => {
+      if (!remove(db, id)) return false;
+      this.journal.record(db, { kind: 'triple.delete', id }, now);
+      return true;
     });
-    if (changes > 0) this.events.emit({ kind: 'delete', tier: 'knowledge', id });
-    return changes > 0;
+    if (removed) this.events.emit({ kind: 'delete', tier: 'knowledge', id });
+    return removed;
+  }
+
+  /**
+   * A fact received from another brain (Memory.applyRemote), stored as sent — parts, confidence and
+   * exactly its sources — and not journaled again. Refuses a fact whose id is not the hash of its
+   * parts (it would overwrite another fact). False when this brain already holds exactly that version.
+   */
+  async putRemote(t: JournalTriple): Promise<boolean> {
+    if (t.id !== tripleId(t.subject, t.predicate, t.object)) throw new Error(`${t.id} is not the id of the fact "${tripleText(t)}"`);
+    const change = await this.store.write((db) => {
+      const before = tripleRecord(db, t.id);
+      if (before && sameTriple(before, t)) return null;
+      db.run(
+        `INSERT INTO memory_triples (id, subject, predicate, object, subject_key, predicate_key, object_key, confidence, created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET subject = excluded.subject, predicate = excluded.predicate, object = excluded.object, confidence = excluded.confidence,
+           created_at = excluded.created_at, updated_at = excluded.updated_at, cjk = excluded.cjk`,
+        [t.id, t.subject, t.predicate, t.object, entityKey(t.subject), entityKey(t.predicate), entityKey(t.object), t.confidence, t.created_at, t.updated_at, tripleCjk(t.subject, t.predicate, t.object)],
+      );
+      db.run('DELETE FROM memory_triple_sources WHERE triple_id = ?', [t.id]);
+      for (const s of t.sources) db.run('INSERT INTO memory_triple_sources (triple_id, source, confidence, at) VALUES (?, ?, ?, ?)', [t.id, s.source, s.confidence, s.at]);
+      return before && tripleText(before) === tripleText(t) ? 'annotate' : 'upsert';
+    });
+    if (change === 'annotate') this.events.emit({ kind: 'annotate', tier: 'knowledge', id: t.id });
+    else if (change === 'upsert') this.events.emit({ kind: 'upsert', tier: 'knowledge', id: t.id, text: tripleText(t) });
+    return change !== null;
+  }
+
+  /** A fact delete received from another brain; false when it was not here. */
+  async deleteRemote(id: string): Promise<boolean> {
+    const removed = await this.store.write((db) => remove(db, id));
+    if (removed) this.events.emit({ kind: 'delete', tier: 'knowledge', id });
+    return removed;
   }
 
   /** Filter on exact (normalised) subject/predicate/object, then follow `depth` hops through shared entities. */

@@ -189,4 +189,10 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
     description: 'memory: CJK text searchable by character and word (a column of character and bigram units in each FTS5 index)',
     up: addCjkColumn,
   },
+  {
+    version: 7,
+    description: 'memory: the revision counter of the memory journal (memory-journal.ts), bumped in the transaction of each change',
+    up: `CREATE TABLE memory_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL);
+    INSERT INTO memory_revision (id, revision) VALUES (1, 0);`,
+  },
 ];

@@ -7,6 +7,7 @@ import { writeEpisode, type Summariser, type TranscriptSpan } from './episode-wr
 import type { EpisodeRepository } from './episode-repository';
 import { tierOf } from './ids';
 import type { KnowledgeGraph } from './knowledge-graph';
+import type { MemoryJournalChange, MemoryReplicaPort } from './memory-journal';
 import type { MemorySearch } from './memory-search';
 import type { NoteRepository } from './note-repository';
 
@@ -58,7 +59,7 @@ export interface MemoryParts {
 }
 
 /** The concrete facade over the tiers (constructed in daemon/main.ts by createMemory()). */
-export class Memory implements MemoryService {
+export class Memory implements MemoryService, MemoryReplicaPort {
   private summariser: Summariser;
 
   constructor(readonly parts: MemoryParts) {
@@ -100,6 +101,29 @@ export class Memory implements MemoryService {
 
   addTriples(triples: readonly TripleInput[], source: string): Promise<Triple[]> {
     return this.parts.knowledge.add(triples, source);
+  }
+
+  /**
+   * Applies a change journaled on another brain (memory-journal.ts) through the repositories: FTS,
+   * vectors and wiki follow it as they follow a local change, the local journal does not record it.
+   * Idempotent: the same change again returns false and changes nothing.
+   */
+  applyRemote(change: MemoryJournalChange): Promise<boolean> {
+    const { notes, episodes, knowledge } = this.parts;
+    switch (change.kind) {
+      case 'note.put':
+        return notes.putRemote(change.record);
+      case 'note.delete':
+        return notes.deleteRemote(change.id);
+      case 'episode.put':
+        return episodes.putRemote(change.record);
+      case 'episode.delete':
+        return episodes.deleteRemote(change.id);
+      case 'triple.put':
+        return knowledge.putRemote(change.record);
+      case 'triple.delete':
+        return knowledge.deleteRemote(change.id);
+    }
   }
 
   recordEpisode(span: TranscriptSpan): Promise<Episode | null> {

@@ -8,6 +8,7 @@ import type { MemoryEvents } from './memory-events';
 import { noteCjk } from './memory-schema';
 import { noteKey } from './note-key';
 import type { Forgetting } from './forgetting';
+import type { JournalNote, JournalRecorder } from './memory-journal';
 import { olderThan, toPage } from './pagination';
 
 export interface NoteRow {
@@ -33,6 +34,16 @@ export const noteFromRow = (r: NoteRow): Note => ({
   recall: { count: r.recall_count, last_at: isoOrNull(r.recalled_at) },
 });
 
+/** The note as the journal carries it (memory-journal.ts): content only, no recall statistics. */
+export const noteRecord = (r: NoteRow): JournalNote => ({
+  id: r.id,
+  text: r.text,
+  source: r.source,
+  tags: r.tags === '' ? [] : (JSON.parse(r.tags) as string[]),
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
 const tagsText = (tags: readonly string[]): string => (tags.length === 0 ? '' : JSON.stringify([...new Set(tags.map((t) => t.trim()).filter(Boolean))]));
 /** What search and the vector index see of a note: its text and its tags. */
 export const noteSearchText = (r: Pick<NoteRow, 'text' | 'tags'>): string => (r.tags === '' ? r.text : `${r.text} ${(JSON.parse(r.tags) as string[]).join(' ')}`);
@@ -49,6 +60,7 @@ export class NoteRepository {
   constructor(
     private readonly store: Store,
     private readonly events: MemoryEvents,
+    private readonly journal: JournalRecorder,
     private readonly clock: () => number = Date.now,
     private readonly forgetting?: Forgetting,
   ) {}
@@ -64,9 +76,14 @@ export class NoteRepository {
     const key = noteKey(input.text);
     const { row, changed } = await this.store.write((db) => {
       const same = db.get<NoteRow>('SELECT * FROM memory_notes WHERE text_key = ? ORDER BY seq DESC LIMIT 1', [key]);
-      if (same) return refresh(db, same, input.tags ?? [], now);
+      if (same) {
+        const refreshed = refresh(db, same, input.tags ?? [], now);
+        this.journal.record(db, { kind: 'note.put', id: same.id, record: noteRecord(refreshed.row) }, now);
+        return refreshed;
+      }
       const r: NoteRow = { seq: 0, id: newId('note', now), text: input.text, source: input.source ?? 'user', tags: tagsText(input.tags ?? []), created_at: now, updated_at: now, recall_count: 0, recalled_at: null };
       r.seq = Number(db.run('INSERT INTO memory_notes (id, text, source, tags, created_at, updated_at, text_key, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [r.id, r.text, r.source, r.tags, now, now, key, noteCjk(r.text, r.tags)]).lastInsertRowid);
+      this.journal.record(db, { kind: 'note.put', id: r.id, record: noteRecord(r) }, now);
       return { row: r, changed: true };
     });
     if (changed) this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row) });
@@ -89,6 +106,7 @@ export class NoteRepository {
       if (!r) throw notFound('note', id);
       const next: NoteRow = { ...r, text: patch.text ?? r.text, tags: patch.tags ? tagsText(patch.tags) : r.tags, updated_at: now };
       db.run('UPDATE memory_notes SET text = ?, tags = ?, cjk = ?, updated_at = ?, text_key = ? WHERE seq = ?', [next.text, next.tags, noteCjk(next.text, next.tags), now, noteKey(next.text), r.seq]);
+      this.journal.record(db, { kind: 'note.put', id, record: noteRecord(next) }, now);
       return next;
     });
     this.events.emit({ kind: 'upsert', tier: 'note', id, text: noteSearchText(row) });
@@ -106,10 +124,50 @@ export class NoteRepository {
       if (!r) return null;
       db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
       db.run('DELETE FROM memory_notes WHERE seq = ?', [r.seq]);
+      this.journal.record(db, { kind: 'note.delete', id }, now);
       return [{ kind: 'delete', tier: 'note', id, text: noteSearchText(r) } as const, ...(this.forgetting?.forgetNote(db, id, r.text, now) ?? [])];
     });
     for (const c of changes ?? []) this.events.emit(c);
     return changes !== null;
+  }
+
+  /**
+   * A note put received from another brain (Memory.applyRemote): stored under its id as sent, without
+   * the same-sentence merge and without journaling it (the sync layer logs the remote op itself).
+   * False when this brain already holds exactly that version.
+   */
+  async putRemote(note: JournalNote): Promise<boolean> {
+    const tags = note.tags.length === 0 ? '' : JSON.stringify(note.tags);
+    const row = await this.store.write((db) => {
+      const r = db.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [note.id]);
+      const next: NoteRow = { seq: r?.seq ?? 0, id: note.id, text: note.text, source: note.source, tags, created_at: note.created_at, updated_at: note.updated_at, recall_count: r?.recall_count ?? 0, recalled_at: r?.recalled_at ?? null };
+      const params = [next.text, next.source, tags, noteCjk(next.text, tags), next.created_at, next.updated_at, noteKey(next.text)];
+      if (!r) db.run('INSERT INTO memory_notes (text, source, tags, cjk, created_at, updated_at, text_key, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [...params, note.id]);
+      else if (r.text === next.text && r.source === next.source && r.tags === tags && r.created_at === next.created_at && r.updated_at === next.updated_at) return null;
+      else db.run('UPDATE memory_notes SET text = ?, source = ?, tags = ?, cjk = ?, created_at = ?, updated_at = ?, text_key = ? WHERE seq = ?', [...params, r.seq]);
+      return next;
+    });
+    if (row) this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row) });
+    return row !== null;
+  }
+
+  /**
+   * A note delete received from another brain: the note goes and its fingerprint is kept (later
+   * episodes here are redacted as on its origin), but nothing else is cascaded — what the delete
+   * redacted or removed on its origin arrives as changes of their own. False when it was not here.
+   */
+  async deleteRemote(id: string): Promise<boolean> {
+    const now = this.clock();
+    const removed = await this.store.write((db) => {
+      const r = db.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [id]);
+      if (!r) return null;
+      db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
+      db.run('DELETE FROM memory_notes WHERE seq = ?', [r.seq]);
+      this.forgetting?.fingerprint(db, id, r.text, now);
+      return r;
+    });
+    if (removed) this.events.emit({ kind: 'delete', tier: 'note', id, text: noteSearchText(removed) });
+    return removed !== null;
   }
 
   list(page: { cursor?: string | undefined; limit: number }): { items: Note[]; next_cursor: string | null } {
