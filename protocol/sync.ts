@@ -17,7 +17,7 @@ export const HLC_PATTERN = '^[0-9a-f]{12}-[0-9a-f]{6}-[0-9a-f]{8}-[0-9a-f]{4}-4[
 export const HlcText = Type.String({ pattern: HLC_PATTERN, description: 'hybrid logical clock stamp, lexicographically sortable' });
 
 /** `<origin brain id>:<seq>`: the seq-th op the origin brain wrote (1, 2, 3, … without gaps). */
-export const OP_ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}:[1-9][0-9]{0,14}$';
+export const OP_ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}:[1-9][0-9]{0,15}$';
 export const OpId = Type.String({ pattern: OP_ID_PATTERN });
 
 const RecordId = (prefix: string) => Type.String({ pattern: `^${prefix}_[0-9a-z]{1,64}$` });
