@@ -19,7 +19,8 @@ type Layer = (typeof SOURCE_DIRS)[number];
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   protocol: [],
   mesh: ['protocol'],
-  sync: ['protocol'],
+  // The sync core and the /sync session: the wire contract, and mesh/ for brain ids and pairing.
+  sync: ['protocol', 'mesh'],
   daemon: ['protocol', 'mesh', 'sync'],
   'node-agent': ['protocol', 'mesh', 'sync'],
   // The reference phone-bridge client is bundled on its own for app developers: the wire contract and
@@ -399,6 +400,9 @@ void test('the checks see what they should (fixtures)', () => {
   assert.notEqual(importViolation({ file: 'cli/commands/doctor.ts', line: 1, specifier: '../../daemon/store/sqlite-store' }), null);
   assert.notEqual(importViolation({ file: 'protocol/a.ts', line: 1, specifier: '../mesh/b' }), null);
   assert.equal(importViolation({ file: 'daemon/a.ts', line: 1, specifier: '../sync/hlc.js' }), null);
+  assert.equal(importViolation({ file: 'sync/a.ts', line: 1, specifier: '../mesh/brain-id' }), null);
+  assert.notEqual(importViolation({ file: 'sync/a.ts', line: 1, specifier: '../daemon/memory/knowledge-graph' }), null);
+  assert.notEqual(importViolation({ file: 'mesh/a.ts', line: 1, specifier: '../sync/hlc' }), null);
 });
 
 void test('the seam checks see what they should (fixtures)', () => {
