@@ -59,7 +59,10 @@ const Frame = <T extends string, P extends Record<string, TSchema>>(type: T, pro
  * What a brain has, per origin brain: the highest op counter of that origin it holds (a version
  * vector). An origin it has nothing of is absent (0).
  */
-export const Cursor = Type.Record(Type.String({ pattern: BRAIN_ID_PATTERN }), Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), { maxProperties: MAX_CURSOR_ORIGINS });
+export const Cursor = Type.Record(Type.String({ pattern: BRAIN_ID_PATTERN }), Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), {
+  maxProperties: MAX_CURSOR_ORIGINS,
+  additionalProperties: false,
+});
 export type Cursor = Static<typeof Cursor>;
 
 // ── Refusals and failure reasons ───────────────────────────────────────────────────────────────

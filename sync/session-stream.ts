@@ -61,7 +61,10 @@ const BATCH_OVERHEAD = 64;
 /** The larger count of each origin: both cursors are what one brain is known to hold, and holdings only grow. */
 export function mergeCursors(a: Cursor, b: Cursor): Cursor {
   const out: Cursor = { ...a };
-  for (const [origin, n] of Object.entries(b)) if (n > (out[origin] ?? 0)) out[origin] = n;
+  for (const [origin, n] of Object.entries(b)) {
+    const had = out[origin];
+    if (had === undefined || n > had) out[origin] = n;
+  }
   return out;
 }
 

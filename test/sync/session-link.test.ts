@@ -382,3 +382,21 @@ void test('backpressure: the sender keeps within the smaller window and sends mo
   await l.feed({ type: 'ack', seq: 9, cursor: {} });
   assert.equal(l.ends[0]?.refusal?.code, 'unexpected', 'an ack of a batch never sent');
 });
+
+void test('a brain that is not paired is refused auth with close 4001 at both ends, and a wrong version protocol with 4003', () => {
+  for (const [peers, reason, close] of [
+    [directory(), 'auth', SyncCloseCode.unauthorized],
+    [null, 'protocol', SyncCloseCode.version],
+  ] as const) {
+    const a = newIdentity();
+    const b = newIdentity();
+    const ends: Record<string, SessionEnd> = {};
+    const data = new ReplicaModel(a.brainId);
+    let toB: SyncSession | null = null;
+    const initiator = new SyncSession({ identity: a, end: { role: 'initiator', peer: pinned(b) }, data, send: (t) => toB?.receive(peers === null ? t.replace('"v":1', '"v":2') : t), now: () => 0, onEnd: (e) => (ends.a = e) });
+    const responder = new SyncSession({ identity: b, end: { role: 'responder', peers: peers ?? directory(pinned(a)), nonces: new RecentNonces() }, data, send: (t) => initiator.receive(t), now: () => 0, onEnd: (e) => (ends.b = e) });
+    toB = responder;
+    initiator.open();
+    assert.deepEqual([ends.a?.reason, ends.a?.close, ends.b?.reason, ends.b?.close], [reason, close, reason, close]);
+  }
+});
