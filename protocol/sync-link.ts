@@ -110,6 +110,8 @@ export const SYNC_REFUSALS = {
   too_large: { reason: 'too_large', close: SyncCloseCode.too_large, http: 413 },
   /** The handshake did not end in time, or nothing arrived for the idle timeout. */
   timeout: { reason: 'timeout', close: SyncCloseCode.timeout, http: 408 },
+  /** A batch holds an op whose id, origin, seq and stamp do not name the same op (protocol/sync.ts). */
+  forged: { reason: 'auth', close: SyncCloseCode.protocol, http: 400 },
   /** Applying a batch refused ops from the future beyond the bounded skew. */
   clock_skew: { reason: 'clock_skew', close: SyncCloseCode.clock_skew, http: 400 },
   /** The transport failed, or reading or applying ops failed on this side. */

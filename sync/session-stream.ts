@@ -30,10 +30,14 @@ export interface SyncData {
   apply(ops: unknown[], peer: string): Promise<Cursor>;
 }
 
-/** A batch the data layer refuses: ops from the future beyond the bounded skew, malformed or forged ops. */
+/**
+ * A batch the data layer refuses (the merge core's refusals: sync/replica.ts): ops from the future
+ * beyond the bounded skew, malformed or forged ops. The session ends with that code; the refused op is
+ * not applied, so the next session sends it again.
+ */
 export class BatchRefused extends Error {
   constructor(
-    readonly code: 'clock_skew' | 'malformed' | 'too_large',
+    readonly code: 'clock_skew' | 'malformed' | 'forged' | 'too_large',
     message: string,
   ) {
     super(message);

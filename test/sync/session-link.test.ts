@@ -319,6 +319,13 @@ void test('a batch the data layer refuses ends the link with its reason: ops fro
   await l.feed({ type: 'batch', seq: 1, cursor: {}, ops: [{ any: 1 }] });
   assert.equal(l.ends[0]?.reason, 'clock_skew');
   assert.equal(l.ends[0]?.close, SyncCloseCode.clock_skew);
+  for (const [code, reason] of [['forged', 'auth'], ['malformed', 'protocol']] as const) {
+    const refusing = lone({ ...data, apply: () => Promise.reject(new BatchRefused(code, 'op 3')) });
+    await refusing.establish();
+    await refusing.feed({ type: 'batch', seq: 1, cursor: {}, ops: [] });
+    assert.equal(refusing.ends[0]?.reason, reason);
+    assert.deepEqual(refusing.sent.at(-1), { type: 'refuse', code, message: 'batch 1 refused: op 3' });
+  }
   const failing = lone({ ...data, apply: () => Promise.reject(new Error('disk full')) });
   await failing.establish();
   await failing.feed({ type: 'batch', seq: 1, cursor: {}, ops: [] });
