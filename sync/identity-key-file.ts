@@ -1,8 +1,9 @@
 // The brain's sync keypair in $SVC_HOME/sync-key (0600), made on first use and never changed: peers
 // pinned its public key at pairing, so a new key means pairing again. The file holds one JSON object
-// {v: 1, public_key, private_key}, both raw 32-byte base64url. Creation is exclusive (a hard link of a
-// fully written temp file, as mesh/brain-id.ts does), so racing creators agree on one key and a crash
-// never leaves a torn file.
+// {v: 1, brain_id, public_key, private_key}, the keys raw 32-byte base64url: the key is bound to the
+// brain id it was made for, and a copy in another brain's home is refused rather than shared. Creation
+// is exclusive (a hard link of a fully written temp file, as mesh/brain-id.ts does), so racing
+// creators agree on one key and a crash never leaves a torn file.
 import { randomUUID } from 'node:crypto';
 import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,14 +14,14 @@ export const SYNC_KEY_FILE = 'sync-key';
 /** This brain's sync identity: `brainId` with the keypair of `<home>/sync-key`, created when missing. */
 export function loadSyncIdentity(home: string, brainId: string): SyncIdentity {
   const file = join(home, SYNC_KEY_FILE);
-  const existing = readKeypair(file);
+  const existing = readKeypair(file, brainId);
   if (existing !== undefined) return identityOf(brainId, existing);
   const pair = generateKeypair();
   const tmp = join(home, `.${SYNC_KEY_FILE}.${process.pid}.${randomUUID()}.tmp`);
   const fd = openSync(tmp, 'wx', 0o600);
   try {
     fchmodSync(fd, 0o600);
-    writeSync(fd, `${JSON.stringify({ v: 1, public_key: pair.publicKey, private_key: pair.privateKey })}\n`);
+    writeSync(fd, `${JSON.stringify({ v: 1, brain_id: brainId, public_key: pair.publicKey, private_key: pair.privateKey })}\n`);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -32,12 +33,12 @@ export function loadSyncIdentity(home: string, brainId: string): SyncIdentity {
   } finally {
     rmSync(tmp, { force: true });
   }
-  const kept = readKeypair(file);
+  const kept = readKeypair(file, brainId);
   if (kept === undefined) throw new SyncKeyError(`${file} vanished while it was being created`);
   return identityOf(brainId, kept);
 }
 
-function readKeypair(file: string): RawKeypair | undefined {
+function readKeypair(file: string, brainId: string): RawKeypair | undefined {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -55,7 +56,8 @@ function readKeypair(file: string): RawKeypair | undefined {
     throw err;
   }
   if (value === null || typeof value !== 'object') throw damaged();
-  const { v, public_key: publicKey, private_key: privateKey } = value as Record<string, unknown>;
-  if (v !== 1 || typeof publicKey !== 'string' || typeof privateKey !== 'string') throw damaged();
+  const { v, brain_id: owner, public_key: publicKey, private_key: privateKey } = value as Record<string, unknown>;
+  if (v !== 1 || typeof owner !== 'string' || typeof publicKey !== 'string' || typeof privateKey !== 'string') throw damaged();
+  if (owner !== brainId) throw new SyncKeyError(`${file} is the sync key of brain ${owner}, not of this brain (${brainId}): a home copied from another brain? Delete it and pair every peer again (svc sync pair)`);
   return { publicKey, privateKey };
 }

@@ -4,7 +4,7 @@
 // syncs never pays for them).
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
-import { MAX_SYNC_FRAME_BYTES, SYNC_FRAMES, SYNC_REFUSALS, type SyncFrame, type SyncFrameType, type SyncRefusalCode } from '../protocol/sync-link';
+import { MAX_SYNC_FRAME_BYTES, SYNC_FRAMES, SYNC_REFUSALS, type HelloFrame, type SyncFrame, type SyncFrameType, type SyncRefusalCode } from '../protocol/sync-link';
 
 /** A refused frame or link: the code (its reason and close code are SYNC_REFUSALS[code]) and a message for the log. */
 export interface SyncRefusal {
@@ -71,3 +71,23 @@ export const encodeSyncFrame = (frame: SyncFrame): string => JSON.stringify(fram
 
 /** The failure reason and close code of a refusal. */
 export const refusalInfo = (r: SyncRefusal): (typeof SYNC_REFUSALS)[SyncRefusalCode] => SYNC_REFUSALS[r.code];
+
+/** The longest SYNC_HELLO_HEADER value: a hello is about 250 bytes of JSON. */
+export const MAX_HELLO_HEADER = 1024;
+
+/** A hello as the upgrade request carries it (SYNC_HELLO_HEADER): base64url of its JSON. */
+export const encodeHelloHeader = (hello: HelloFrame): string => Buffer.from(encodeSyncFrame(hello), 'utf8').toString('base64url');
+
+/**
+ * The hello of an upgrade request's SYNC_HELLO_HEADER, as the frame text a responder session takes
+ * (so an unknown or forgotten brain is refused with its HTTP status before any upgrade), or a refusal.
+ */
+export function decodeHelloHeader(value: string): { readonly ok: true; readonly text: string } | { readonly ok: false; readonly refusal: SyncRefusal } {
+  if (value.length > MAX_HELLO_HEADER) return { ok: false, refusal: refusal('too_large', `a hello header of ${value.length} characters is over ${MAX_HELLO_HEADER}`) };
+  if (!/^[A-Za-z0-9_-]*$/.test(value)) return { ok: false, refusal: refusal('malformed', 'the hello header is not base64url') };
+  const text = Buffer.from(value, 'base64url').toString('utf8');
+  const decoded = decodeSyncFrame(text);
+  if (!decoded.ok) return decoded;
+  if (decoded.frame.type !== 'hello') return { ok: false, refusal: refusal('unexpected', `the hello header holds a ${decoded.frame.type} frame`) };
+  return { ok: true, text };
+}

@@ -26,10 +26,19 @@ void test('the keypair is made once, 0600, and the same on every later load', (t
   assert.equal(again.brainId, BRAIN);
 });
 
-void test('a damaged or mismatched key file is an error naming the fix, and is left as it was', (t) => {
+void test('a damaged key file, a public key that is not the private key\'s, or another brain\'s key is an error naming the fix, and is left as it was', (t) => {
   const dir = home(t);
   const file = join(dir, SYNC_KEY_FILE);
-  for (const text of ['', 'not json', '[]', '{"v":2}', JSON.stringify({ v: 1, public_key: generateKeypair().publicKey, private_key: generateKeypair().privateKey })]) {
+  const pair = generateKeypair();
+  for (const text of [
+    '',
+    'not json',
+    '[]',
+    '{"v":2}',
+    JSON.stringify({ v: 1, public_key: pair.publicKey, private_key: pair.privateKey }),
+    JSON.stringify({ v: 1, brain_id: BRAIN, public_key: generateKeypair().publicKey, private_key: pair.privateKey }),
+    JSON.stringify({ v: 1, brain_id: '0b1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b', public_key: pair.publicKey, private_key: pair.privateKey }),
+  ]) {
     writeFileSync(file, text, { mode: 0o600 });
     assert.throws(() => loadSyncIdentity(dir, BRAIN), SyncKeyError, text);
     assert.equal(readFileSync(file, 'utf8'), text);

@@ -1,10 +1,10 @@
-// Frame decoding: any input (text, JSON of any shape, frames with a field broken, binary, oversized)
+// Frame decoding (and the hello of an upgrade request's header): any input (text, JSON of any shape, frames with a field broken, binary, oversized)
 // gives a typed frame or a coded refusal and never throws; every valid frame survives a round trip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { MAX_SYNC_FRAME_BYTES, SYNC_FRAMES, SYNC_REFUSAL_CODES, type SyncFrame } from '../../protocol/sync-link';
-import { decodeSyncFrame, encodeSyncFrame } from '../../sync/link-frames';
+import { decodeHelloHeader, decodeSyncFrame, encodeHelloHeader, encodeSyncFrame } from '../../sync/link-frames';
 
 const b64 = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((u) => Buffer.from(u).toString('base64url'));
 const brainId = fc.uuid({ version: 4 }).map((u) => u.toLowerCase());
@@ -74,4 +74,17 @@ void test('refusals: binary, not JSON, not an object, an unknown type, bad field
   assert.equal(code(`{"type":"batch","seq":1,"cursor":{},"ops":["${'x'.repeat(MAX_SYNC_FRAME_BYTES)}"]}`), 'too_large');
   assert.equal(code(`{"type":${'['.repeat(100_000)}${']'.repeat(100_000)}}`), 'malformed');
   assert.equal(code('{"type":"welcome"}'), 'ok');
+});
+
+void test('property: the hello header round-trips a hello and refuses anything else with a code, never a throw', () => {
+  fc.assert(
+    fc.property(frames, fc.string({ maxLength: 2000 }), (frame, junk) => {
+      const header = Buffer.from(encodeSyncFrame(frame)).toString('base64url');
+      const d = decodeHelloHeader(frame.type === 'hello' ? encodeHelloHeader(frame) : header);
+      if (frame.type === 'hello') assert.deepEqual(d.ok && JSON.parse(d.text), JSON.parse(JSON.stringify(frame)));
+      else assert.equal(d.ok ? 'ok' : d.refusal.code, header.length > 1024 ? 'too_large' : 'unexpected');
+      const j = decodeHelloHeader(junk);
+      assert.ok(j.ok || SYNC_REFUSAL_CODES.includes(j.refusal.code));
+    }),
+  );
 });
