@@ -119,7 +119,11 @@ export class SyncSession {
     if (this.state !== 'ended') this.end(this.failure(refusal('io', message)));
   }
 
-  /** Resolves when no pull or apply is under way. */
+  /**
+   * Resolves when no pull or apply is under way. The host starts the next session with a peer only
+   * after the last one ended and settled: an apply still running would otherwise be missing from the
+   * cursor the new session reports, and its ops would be sent again.
+   */
   async settled(): Promise<void> {
     await this.stream?.settled();
   }

@@ -8,6 +8,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
 import { MAX_SYNC_FRAME_BYTES, SyncCloseCode, type SyncFrame } from '../../protocol/sync-link';
 import type { SyncIdentity } from '../../sync/identity-keys';
 import { decodeSyncFrame, encodeSyncFrame } from '../../sync/link-frames';
@@ -406,4 +409,67 @@ void test('a brain that is not paired is refused auth with close 4001 at both en
     initiator.open();
     assert.deepEqual([ends.a?.reason, ends.a?.close, ends.b?.reason, ends.b?.close], [reason, close, reason, close]);
   }
+});
+
+void test('over a real WebSocket on loopback: two brains exchange everything, then close cleanly with 1000', async (t) => {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  t.after(() => server.close());
+  await once(server, 'listening');
+  const idA = newIdentity();
+  const idB = newIdentity();
+  const a = new ReplicaModel(idA.brainId);
+  const b = new ReplicaModel(idB.brainId);
+  a.write(300, 200);
+  b.write(200, 200);
+  const closes: number[] = [];
+  const ends: SessionEnd[] = [];
+  let converged: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (converged = resolve));
+  const check = (): void => {
+    if (a.contents().length === 500 && b.contents().length === 500) converged();
+  };
+  server.on('connection', (socket) => {
+    const session = new SyncSession({
+      identity: idB,
+      end: { role: 'responder', peers: directory(pinned(idA)), nonces: new RecentNonces() },
+      data: b,
+      send: (text) => socket.send(text),
+      now: Date.now,
+      onApplied: check,
+      onEnd: (e) => {
+        ends.push(e);
+        socket.close(e.close);
+      },
+    });
+    socket.on('message', (data, isBinary) => session.receive(data, isBinary));
+    socket.on('close', () => session.transportClosed());
+  });
+  const socket = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/sync`);
+  const initiator = new SyncSession({
+    identity: idA,
+    end: { role: 'initiator', peer: pinned(idB) },
+    data: a,
+    send: (text) => socket.send(text),
+    now: Date.now,
+    config: { batchBytes: 8 * 1024, window: 2 },
+    onApplied: check,
+    onEnd: (e) => {
+      ends.push(e);
+      socket.close(e.close);
+    },
+  });
+  socket.on('message', (data, isBinary) => initiator.receive(data, isBinary));
+  socket.on('close', (code) => {
+    closes.push(code);
+    initiator.transportClosed();
+  });
+  await once(socket, 'open');
+  initiator.open();
+  await done;
+  assert.deepEqual(a.contents(), b.contents());
+  initiator.close();
+  await once(socket, 'close');
+  assert.deepEqual(ends.map((e) => e.reason), ['normal', 'normal']);
+  assert.deepEqual(closes, [SyncCloseCode.normal]);
+  assert.deepEqual([...a.duplicates, ...b.duplicates, ...a.gaps, ...b.gaps], []);
 });
