@@ -12,7 +12,7 @@
 import { SYNC_LINK_DEFAULTS, SYNC_REFUSALS, SyncCloseCode, type SyncFailureReason, type SyncFrame } from '../protocol/sync-link';
 import type { SyncIdentity } from './identity-keys';
 import type { PinnedPeer } from './identity-pairing';
-import { decodeSyncFrame, encodeSyncFrame, refusal, type RawSyncFrame, type SyncRefusal } from './link-frames';
+import { decodeSyncFrame, encodeHelloHeader, encodeSyncFrame, refusal, type RawSyncFrame, type SyncRefusal } from './link-frames';
 import { InitiatorHandshake, ResponderHandshake, type HandshakeStep, type NonceLedger, type PeerDirectory } from './link-handshake';
 import { SessionStream, type SyncData } from './session-stream';
 
@@ -60,6 +60,7 @@ export class SyncSession {
   private lastReceived: number;
   private closingSince = 0;
   private pings = 0;
+  private helloSent = false;
 
   constructor(private readonly o: SessionOptions) {
     this.config = { ...SYNC_LINK_DEFAULTS, ...o.config };
@@ -71,9 +72,16 @@ export class SyncSession {
     return this.state;
   }
 
-  /** Starts the link: the initiator sends its hello; the responder waits for one. */
+  /** Starts the link: the initiator sends its hello (unless the upgrade request carried it); the responder waits for one. */
   open(): void {
-    if (this.handshake instanceof InitiatorHandshake) this.write(this.handshake.hello());
+    if (this.handshake instanceof InitiatorHandshake && !this.helloSent) this.write(this.handshake.hello());
+  }
+
+  /** The initiator's hello for the upgrade request (SYNC_HELLO_HEADER), so a refusal is an HTTP status; open() then sends none. */
+  helloHeader(): string {
+    if (!(this.handshake instanceof InitiatorHandshake)) throw new Error('only the initiator of a sync link says hello');
+    this.helloSent = true;
+    return encodeHelloHeader(this.handshake.hello());
   }
 
   /** One frame from the transport. */

@@ -11,9 +11,9 @@ import fc from 'fast-check';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
-import { MAX_SYNC_FRAME_BYTES, SyncCloseCode, type SyncFrame } from '../../protocol/sync-link';
+import { MAX_SYNC_FRAME_BYTES, SYNC_REFUSALS, SyncCloseCode, type SyncFrame } from '../../protocol/sync-link';
 import type { SyncIdentity } from '../../sync/identity-keys';
-import { decodeSyncFrame, encodeSyncFrame } from '../../sync/link-frames';
+import { decodeHelloHeader, decodeSyncFrame, encodeSyncFrame } from '../../sync/link-frames';
 import { RecentNonces } from '../../sync/link-handshake';
 import { SyncSession, type SessionConfig, type SessionEnd } from '../../sync/session-link';
 import { BatchRefused, type SyncData } from '../../sync/session-stream';
@@ -472,4 +472,23 @@ void test('over a real WebSocket on loopback: two brains exchange everything, th
   assert.deepEqual(ends.map((e) => e.reason), ['normal', 'normal']);
   assert.deepEqual(closes, [SyncCloseCode.normal]);
   assert.deepEqual([...a.duplicates, ...b.duplicates, ...a.gaps, ...b.gaps], []);
+});
+
+void test('the hello in the upgrade header: a paired brain is challenged before any frame, an unknown one refused with 401', () => {
+  for (const paired of [true, false]) {
+    const a = newIdentity();
+    const b = newIdentity();
+    const data = new ReplicaModel(b.brainId);
+    const toA: string[] = [];
+    const ends: SessionEnd[] = [];
+    const initiator = new SyncSession({ identity: a, end: { role: 'initiator', peer: pinned(b) }, data, send: () => assert.fail('the hello went in the header'), now: () => 0, onEnd: () => undefined });
+    const header = decodeHelloHeader(initiator.helloHeader());
+    initiator.open();
+    assert.ok(header.ok);
+    const responder = new SyncSession({ identity: b, end: { role: 'responder', peers: paired ? directory(pinned(a)) : directory(), nonces: new RecentNonces() }, data, send: (t) => toA.push(t), now: () => 0, onEnd: (e) => ends.push(e) });
+    responder.receive(header.text);
+    const first = decodeSyncFrame(toA[0] ?? '');
+    if (paired) assert.equal(first.ok && first.frame.type, 'challenge');
+    else assert.equal(ends[0] && SYNC_REFUSALS[ends[0].refusal!.code].http, 401);
+  }
 });
