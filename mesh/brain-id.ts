@@ -2,8 +2,9 @@
 // made on first use and never changed, so peers, paired devices and the mDNS TXT record name the same
 // brain across restarts, address changes and renames. Not a secret: it is advertised on the LAN.
 import { randomUUID } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createOnce } from './create-once';
 
 export const BRAIN_ID_FILE = 'brain-id';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -23,22 +24,7 @@ export function loadBrainId(home: string): string {
   const file = join(home, BRAIN_ID_FILE);
   const existing = readId(file);
   if (existing !== undefined) return existing;
-  const tmp = join(home, `.${BRAIN_ID_FILE}.${process.pid}.${randomUUID()}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-    writeSync(fd, `${randomUUID()}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
+  createOnce(file, `${randomUUID()}\n`);
   const id = readId(file);
   if (id === undefined) throw new BrainIdError(`${file} vanished while it was being created`);
   return id;

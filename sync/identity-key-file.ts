@@ -4,9 +4,9 @@
 // brain id it was made for, and a copy in another brain's home is refused rather than shared. Creation
 // is exclusive (a hard link of a fully written temp file, as mesh/brain-id.ts does), so racing
 // creators agree on one key and a crash never leaves a torn file.
-import { randomUUID } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createOnce } from '../mesh/create-once';
 import { generateKeypair, identityOf, SyncKeyError, type RawKeypair, type SyncIdentity } from './identity-keys';
 
 export const SYNC_KEY_FILE = 'sync-key';
@@ -17,22 +17,7 @@ export function loadSyncIdentity(home: string, brainId: string): SyncIdentity {
   const existing = readKeypair(file, brainId);
   if (existing !== undefined) return identityOf(brainId, existing);
   const pair = generateKeypair();
-  const tmp = join(home, `.${SYNC_KEY_FILE}.${process.pid}.${randomUUID()}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-    writeSync(fd, `${JSON.stringify({ v: 1, brain_id: brainId, public_key: pair.publicKey, private_key: pair.privateKey })}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
+  createOnce(file, `${JSON.stringify({ v: 1, brain_id: brainId, public_key: pair.publicKey, private_key: pair.privateKey })}\n`);
   const kept = readKeypair(file, brainId);
   if (kept === undefined) throw new SyncKeyError(`${file} vanished while it was being created`);
   return identityOf(brainId, kept);

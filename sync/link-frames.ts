@@ -5,6 +5,7 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { MAX_SYNC_FRAME_BYTES, SYNC_FRAMES, SYNC_REFUSALS, type HelloFrame, type SyncFrame, type SyncFrameType, type SyncRefusalCode } from '../protocol/sync-link';
+import { schemaProblems } from '../protocol/schema-problems';
 
 /** A refused frame or link: the code (its reason and close code are SYNC_REFUSALS[code]) and a message for the log. */
 export interface SyncRefusal {
@@ -30,14 +31,7 @@ const checkOf = (type: SyncFrameType): TypeCheck<TSchema> => {
 export const refusal = (code: SyncRefusalCode, message: string): SyncRefusal => ({ code, message });
 const refused = (code: SyncRefusalCode, message: string): DecodedSyncFrame => ({ ok: false, refusal: refusal(code, message) });
 
-function problems(check: TypeCheck<TSchema>, value: unknown): string {
-  const out: string[] = [];
-  for (const e of check.Errors(value)) {
-    out.push(`${e.path || '/'} ${e.message}`);
-    if (out.length >= MAX_PROBLEMS) break;
-  }
-  return out.join('; ');
-}
+const problems = (check: TypeCheck<TSchema>, value: unknown): string => schemaProblems(check, value, MAX_PROBLEMS);
 
 function bytesOf(data: RawSyncFrame): Buffer | string {
   if (typeof data === 'string') return data;

@@ -8,6 +8,7 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { MAX_NODE_FRAME_BYTES, NODE_INBOUND, NodeEnvelope, NodeErrorCode, TYPE_ALIASES, supportedVersion, type NodeInboundType } from '../../../protocol/node';
+import { schemaProblems } from '../../../protocol/schema-problems';
 
 export type InboundPayloads = { [K in NodeInboundType]: Static<(typeof NODE_INBOUND)[K]> };
 /** A validated message, discriminated by its (alias-resolved) type. */
@@ -48,14 +49,7 @@ export const frameError = (name: keyof typeof NodeErrorCode, message: string, re
 const refused = (error: FrameError): DecodedFrame => ({ kind: 'error', error });
 const quoted = (s: string): string => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
 
-function problems(check: TypeCheck<TSchema>, value: unknown): string {
-  const out: string[] = [];
-  for (const e of check.Errors(value)) {
-    out.push(`${e.path || '/'} ${e.message}`);
-    if (out.length >= MAX_PROBLEMS) break;
-  }
-  return out.join('; ');
-}
+const problems = (check: TypeCheck<TSchema>, value: unknown): string => schemaProblems(check, value, MAX_PROBLEMS);
 
 function text(data: RawFrame): { text: string; bytes: number } {
   if (typeof data === 'string') return { text: data, bytes: Buffer.byteLength(data) };
