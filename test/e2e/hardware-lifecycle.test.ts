@@ -16,22 +16,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandList, CommandRecord, ConnectedDevice, ConnectedDeviceList, NodeHealthList } from '../../protocol/hardware';
 import type { MintedPair } from '../../protocol/pairing';
+import { until } from '../helpers/poll';
 import { ROOT, startBrain, tempHome, type BrainProcess } from '../helpers/brain-process';
 import { plugSerialDevice, thermostatConfig } from '../helpers/serial-device';
 
 const AGENT = join(ROOT, 'dist', 'node-agent.mjs');
-
-async function until<T>(what: () => string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  for (let waited = 0; waited < timeoutMs; waited += 100) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what()}`);
-}
 
 async function thermostat(brain: BrainProcess): Promise<ConnectedDevice | undefined> {
   const list = (await (await brain.api('/api/devices/connected')).json()) as ConnectedDeviceList;

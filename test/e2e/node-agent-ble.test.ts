@@ -11,35 +11,17 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandList, ConnectedDevice, ConnectedDeviceList } from '../../protocol/hardware';
 import type { MintedPair } from '../../protocol/pairing';
+import { until } from '../helpers/poll';
 import { ROOT, startBrain, type BrainProcess } from '../helpers/brain-process';
 import { privateBusMissing, startPrivateBus } from '../helpers/fake-bluez-bus';
-import { startFakeBluez, type FakePeripheralSpec } from '../helpers/fake-bluez';
+import { centi, LED, LED_SERVICE, startFakeBluez, TEMPERATURE, THERMO_ADDRESS, thermometer } from '../helpers/fake-bluez';
 import { connect as connectSession } from '../helpers/session-client';
 
 const AGENT = join(ROOT, 'dist', 'node-agent.mjs');
-const ADDRESS = 'C4:7C:8D:6A:12:F0';
-const ENV_SENSING = '0000181a-0000-1000-8000-00805f9b34fb';
-const TEMPERATURE = '00002a6e-0000-1000-8000-00805f9b34fb';
-const LED_SERVICE = '6e400001-b5a3-f393-e0a9-e50e24dcca9e';
-const LED = '6e400002-b5a3-f393-e0a9-e50e24dcca9e';
-
-const centi = (celsius: number): Buffer => {
-  const b = Buffer.alloc(2);
-  b.writeInt16LE(Math.round(celsius * 100));
-  return b;
-};
-
-const THERMOMETER: FakePeripheralSpec = {
-  address: ADDRESS,
-  name: 'Thermo-7',
-  services: [
-    { uuid: ENV_SENSING, characteristics: [{ uuid: TEMPERATURE, flags: ['read', 'notify'], value: centi(21.5) }] },
-    { uuid: LED_SERVICE, characteristics: [{ uuid: LED, flags: ['read', 'write'], value: Buffer.from([0]) }] },
-  ],
-};
+const ADDRESS = THERMO_ADDRESS;
+const THERMOMETER = thermometer();
 
 const DEVICE = {
   adapter: 'ble',
@@ -58,15 +40,6 @@ const DEVICE = {
     { service: LED_SERVICE, characteristic: LED, format: 'uint8', field: 'on', read_action: 'read_led', write_action: 'set_led', param: 'on' },
   ],
 };
-
-async function until<T>(what: () => string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  for (let waited = 0; waited < timeoutMs; waited += 100) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what()}`);
-}
 
 async function thermo(brain: BrainProcess): Promise<ConnectedDevice | undefined> {
   return ((await (await brain.api('/api/devices/connected')).json()) as ConnectedDeviceList).devices.find((d) => d.device_id === 'thermo');

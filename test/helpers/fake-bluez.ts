@@ -451,3 +451,28 @@ export async function startFakeBluez(busAddress: string, peripherals: readonly F
     },
   };
 }
+
+// The simulated thermometer the BLE tests use: temperature (0x2A6E in Environmental Sensing) notifying
+// int16le centi-degrees, and a writable LED register (a uint8) in a vendor service.
+export const THERMO_ADDRESS = 'C4:7C:8D:6A:12:F0';
+export const ENV_SENSING = '0000181a-0000-1000-8000-00805f9b34fb';
+export const TEMPERATURE = '00002a6e-0000-1000-8000-00805f9b34fb';
+export const LED_SERVICE = '6e400001-b5a3-f393-e0a9-e50e24dcca9e';
+export const LED = '6e400002-b5a3-f393-e0a9-e50e24dcca9e';
+
+/** A temperature as the characteristic carries it: int16le hundredths of a degree. */
+export function centi(celsius: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeInt16LE(Math.round(celsius * 100));
+  return b;
+}
+
+export const thermometer = (address = THERMO_ADDRESS, name = 'Thermo-7', advertiseAfterMs = 0): FakePeripheralSpec => ({
+  address,
+  name,
+  advertiseAfterMs,
+  services: [
+    { uuid: ENV_SENSING, characteristics: [{ uuid: TEMPERATURE, flags: ['read', 'notify'], value: centi(21.5) }] },
+    { uuid: LED_SERVICE, characteristics: [{ uuid: LED, flags: ['read', 'write'], value: Buffer.from([0]) }] },
+  ],
+});

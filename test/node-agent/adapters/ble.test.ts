@@ -12,32 +12,12 @@ import type { AdapterState } from '../../../node-agent/adapters/adapter';
 import { BleAdapter } from '../../../node-agent/adapters/ble';
 import { bluezSessions } from '../../../node-agent/adapters/ble-bluez';
 import { privateBusMissing, startPrivateBus, type PrivateBus } from '../../helpers/fake-bluez-bus';
-import { startFakeBluez, type FakeBluez, type FakePeripheralSpec } from '../../helpers/fake-bluez';
+import { centi, LED, LED_SERVICE, startFakeBluez, TEMPERATURE, THERMO_ADDRESS, thermometer, type FakeBluez, type FakePeripheralSpec } from '../../helpers/fake-bluez';
 
 const missing = privateBusMissing();
 if (missing) console.log(`# BLE adapter tests skipped: ${missing}`);
 
-const ADDRESS = 'C4:7C:8D:6A:12:F0';
-const ENV_SENSING = '0000181a-0000-1000-8000-00805f9b34fb';
-const TEMPERATURE = '00002a6e-0000-1000-8000-00805f9b34fb';
-const LED_SERVICE = '6e400001-b5a3-f393-e0a9-e50e24dcca9e';
-const LED = '6e400002-b5a3-f393-e0a9-e50e24dcca9e';
-
-const centi = (celsius: number): Buffer => {
-  const b = Buffer.alloc(2);
-  b.writeInt16LE(Math.round(celsius * 100));
-  return b;
-};
-
-const thermometer = (address = ADDRESS, name = 'Thermo-7', advertiseAfterMs = 0): FakePeripheralSpec => ({
-  address,
-  name,
-  advertiseAfterMs,
-  services: [
-    { uuid: ENV_SENSING, characteristics: [{ uuid: TEMPERATURE, flags: ['read', 'notify'], value: centi(21.5) }] },
-    { uuid: LED_SERVICE, characteristics: [{ uuid: LED, flags: ['read', 'write'], value: Buffer.from([0]) }] },
-  ],
-});
+const ADDRESS = THERMO_ADDRESS;
 
 const deviceConfig = (over: Record<string, unknown> = {}): BleDevice => {
   const config = parseAgentConfig({
