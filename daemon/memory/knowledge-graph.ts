@@ -1,7 +1,6 @@
 // Knowledge graph (spec 1.3): subject-predicate-object triples with confidence, sources and time.
 // A fact's id is a hash of its normalised parts, so the same fact from two sources (or two brains)
 // is one triple: sources accumulate and confidence is their noisy-or, 1 - Π(1 - c_i).
-import { createHash } from 'node:crypto';
 import type { KnowledgeQuery, KnowledgeResult, Triple, TripleInput } from '../../protocol/memory';
 import { LIMITS } from '../../protocol/memory';
 import type { Db, Store } from '../store/store';
@@ -33,11 +32,10 @@ interface SourceRow {
   at: number;
 }
 
-/** Case, Unicode form and spacing do not make a different fact. */
-export const entityKey = (s: string): string => s.normalize('NFKC').toLowerCase().trim().replace(/\s+/g, ' ');
+// A fact's id is content-derived, the same on every brain (sync/triple-id.ts): the same fact learnt twice is one fact.
+import { entityKey, tripleId } from '../../sync/triple-id';
 
-export const tripleId = (subject: string, predicate: string, object: string): string =>
-  `kg_${createHash('sha256').update(`${entityKey(subject)}\u0000${entityKey(predicate)}\u0000${entityKey(object)}`).digest('hex').slice(0, 24)}`;
+export { entityKey, tripleId };
 
 export const tripleText = (r: Pick<TripleRow, 'subject' | 'predicate' | 'object'>): string => `${r.subject} ${r.predicate} ${r.object}`;
 
