@@ -90,7 +90,7 @@ export const SyncCloseCode = {
 export const SYNC_REFUSALS = {
   /** The hello names a brain this one never paired with. */
   unknown_peer: { reason: 'auth', close: SyncCloseCode.unauthorized, http: 401 },
-  /** The peer was forgotten (`svc sync forget`). */
+  /** The peer was forgotten (the sync CLI's `forget`, to come with the sync capability). */
   revoked_peer: { reason: 'auth', close: SyncCloseCode.unauthorized, http: 401 },
   /** The key fingerprint is not the one pinned at pairing. */
   key_mismatch: { reason: 'auth', close: SyncCloseCode.unauthorized, http: 401 },
@@ -179,7 +179,7 @@ export type HelloFrame = SyncFrames['hello'];
 export type ChallengeFrame = SyncFrames['challenge'];
 export type BatchFrame = SyncFrames['batch'];
 
-// ── Brain pairing (`svc sync pair`, a pairing token of kind `brain`; docs/pairing.md) ──────────────
+// ── Brain pairing (the sync CLI's `pair`, a pairing token of kind `brain`; docs/pairing.md) ──────────────
 /**
  * completing brain → minting brain, with the pairing token: my id and public key, and a proof that I
  * hold its private key (a signature over SYNC_PAIR_CONTEXT, the token, my id and my key).

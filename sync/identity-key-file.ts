@@ -32,7 +32,7 @@ function readKeypair(file: string, brainId: string): RawKeypair | undefined {
     throw err;
   }
   const damaged = (): SyncKeyError =>
-    new SyncKeyError(`${file} does not hold a sync keypair; peers know this brain by it: restore it from a backup, or delete it and pair every peer again (svc sync pair)`);
+    new SyncKeyError(`${file} does not hold a sync keypair; peers know this brain by it: restore it from a backup, or delete it and pair every peer again`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -43,6 +43,6 @@ function readKeypair(file: string, brainId: string): RawKeypair | undefined {
   if (value === null || typeof value !== 'object') throw damaged();
   const { v, brain_id: owner, public_key: publicKey, private_key: privateKey } = value as Record<string, unknown>;
   if (v !== 1 || typeof owner !== 'string' || typeof publicKey !== 'string' || typeof privateKey !== 'string') throw damaged();
-  if (owner !== brainId) throw new SyncKeyError(`${file} is the sync key of brain ${owner}, not of this brain (${brainId}): a home copied from another brain? Delete it and pair every peer again (svc sync pair)`);
+  if (owner !== brainId) throw new SyncKeyError(`${file} is the sync key of brain ${owner}, not of this brain (${brainId}): a home copied from another brain? Delete it and pair every peer again`);
   return { publicKey, privateKey };
 }

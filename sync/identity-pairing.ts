@@ -1,4 +1,4 @@
-// Brain pairing (`svc sync pair`, a pairing token of kind `brain`; docs/sync.md "The link"): the
+// Brain pairing (the sync CLI's `pair`, a pairing token of kind `brain`; docs/sync.md "The link"): the
 // completing brain sends its id and public key with the token, the minting brain answers with its own,
 // and each pins the other's key. Each side also signs what it sends, so a key is only ever pinned for
 // the brain that holds its private half, and the answer is bound to this request (the token and both

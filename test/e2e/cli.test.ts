@@ -281,7 +281,7 @@ function suggestedCommands(): { where: string; command: string }[] {
       else if (/\.(ts|json|ya?ml|md|service)$/.test(e.name)) files.push(p);
     }
   };
-  for (const d of ['cli', 'daemon', 'protocol', 'docs', 'systemd']) walk(join(ROOT, d));
+  for (const d of ['cli', 'daemon', 'protocol', 'docs', 'systemd', 'mesh', 'sync', 'node-agent', 'phone-bridge']) walk(join(ROOT, d));
   files.push(join(ROOT, 'README.md'));
   const out: { where: string; command: string }[] = [];
   for (const f of files) {

@@ -44,5 +44,5 @@ void test('a damaged key file, a public key that is not the private key\'s, or a
     assert.equal(readFileSync(file, 'utf8'), text);
   }
   writeFileSync(file, 'not json');
-  assert.throws(() => loadSyncIdentity(dir, BRAIN), /svc sync pair/);
+  assert.throws(() => loadSyncIdentity(dir, BRAIN), /pair every peer again/);
 });
