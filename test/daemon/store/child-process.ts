@@ -25,6 +25,9 @@ export function spawnSelf(file: string, role: string, args: string[] = []): Chil
   let stderr = '';
   proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  // 'exit' can come before the last lines of stdout are read; 'close' comes after the streams ended,
+  // so a child that reports and exits at once is heard before it counts as gone.
+  const closed = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   const queue: string[] = [];
   const waiters: ((line: string) => void)[] = [];
   const lines: Interface = createInterface({ input: proc.stdout });
@@ -43,7 +46,8 @@ export function spawnSelf(file: string, role: string, args: string[] = []): Chil
         const queued = queue.shift();
         if (queued !== undefined) return take(queued);
         waiters.push(take);
-        void exited.then((code) => reject(new Error(`child ${role} exited (${code}) before reporting\n${stderr}`)));
+        // A line that arrived resolved this promise already; then this rejection changes nothing.
+        void closed.then((code) => reject(new Error(`child ${role} exited (${code}) before reporting\n${stderr}`)));
       }),
     send: (line) => proc.stdin.write(`${line}\n`),
     kill: async (signal = 'SIGKILL') => {
