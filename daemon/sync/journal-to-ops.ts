@@ -8,7 +8,6 @@
 // one (`triple.retract`). So a fact's entry becomes the difference against the merged state: an
 // assertion for each source that is new or changed its confidence, a retraction for each live source
 // the fact no longer has.
-import type { SyncOp } from '../../protocol/sync';
 import { stampOp, type UnstampedOp } from '../../sync/ops';
 import { liveSources, registerView } from '../../sync/merge';
 import type { JournalEntry, MemoryJournal } from '../kernel/ports';
@@ -16,18 +15,17 @@ import type { Db } from '../store/store';
 import { mergeOp, type OpLog } from './op-log';
 
 export class OpLogJournal implements MemoryJournal {
-  constructor(
-    private readonly log: OpLog,
-    /** Each op appended (after it is in the transaction; the session is told once the write commits). */
-    private readonly appended: (op: SyncOp) => void = () => undefined,
-  ) {}
+  /**
+   * Nothing is announced from here: the transaction may still fail. A session learns of new ops from
+   * the memory's change events, which follow the commit.
+   */
+  constructor(private readonly log: OpLog) {}
 
   record(db: Db, entry: JournalEntry): void {
     for (const change of this.translate(db, entry)) {
       const op = stampOp(change, this.log.brain, this.log.nextSeq(db), this.log.clock.now());
       this.log.append(db, op);
       mergeOp(this.log, db, op);
-      this.appended(op);
     }
     this.log.saveClock(db);
   }

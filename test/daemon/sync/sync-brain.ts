@@ -2,10 +2,10 @@
 // attached as its journal, and the applier and outbound reader a /sync session would call.
 import { MemoryJournalSlot, type JournalEntry, type MemoryJournal } from '../../../daemon/kernel/ports';
 import type { Db } from '../../../daemon/store/store';
-import { RemoteApplier } from '../../../daemon/sync/apply-remote';
-import { OpLogJournal } from '../../../daemon/sync/journal-to-ops';
-import { OpLog, SYNC_MIGRATIONS } from '../../../daemon/sync/op-log';
-import { outboundOps } from '../../../daemon/sync/outbound';
+import type { RemoteApplier } from '../../../daemon/sync/apply-remote';
+import type { OpLog } from '../../../daemon/sync/op-log';
+import { createSyncData } from '../../../daemon/sync/sync-data';
+import type { SyncData } from '../../../sync/session-stream';
 import { memoryFixture, type MemoryFixture } from '../memory/memory-fixture';
 
 export interface SyncBrain {
@@ -13,6 +13,8 @@ export interface SyncBrain {
   mem: MemoryFixture;
   log: OpLog;
   applier: RemoteApplier;
+  /** What a /sync session would draw on. */
+  data: SyncData;
   /** Makes the next journaled change's transaction fail after its ops were appended. */
   failNext(): void;
 }
@@ -23,9 +25,8 @@ export function syncBrain(id: string, opts: { dir?: string; start?: number } = {
   const clock = (): number => (now += 1000);
   const slot = new MemoryJournalSlot();
   const mem = memoryFixture({ journal: slot, clock, ...(opts.dir ? { dir: opts.dir } : {}) });
-  mem.store.migrate('sync', SYNC_MIGRATIONS);
-  const log = new OpLog(mem.store, id, () => now);
-  const inner = new OpLogJournal(log);
+  const layer = createSyncData({ store: mem.store, brain: id, replica: mem.memory, physical: () => now });
+  const inner = layer.journal;
   let fail = false;
   const journal: MemoryJournal = {
     record(db: Db, entry: JournalEntry): void {
@@ -37,15 +38,15 @@ export function syncBrain(id: string, opts: { dir?: string; start?: number } = {
     },
   };
   slot.use(journal);
-  return { id, mem, log, applier: new RemoteApplier(mem.store, log, mem.memory), failNext: () => void (fail = true) };
+  return { id, mem, log: layer.log, applier: layer.applier, data: layer.data, failNext: () => void (fail = true) };
 }
 
 /** Sends `to` every op `from` has that `to` lacks, in batches of about `maxBytes`; returns how many ops went. */
 export async function exchange(from: SyncBrain, to: SyncBrain, maxBytes = 2048): Promise<number> {
   let n = 0;
-  const since = await to.applier.cursor();
-  for await (const batch of outboundOps(from.mem.store, since, maxBytes)) {
-    await to.applier.apply(batch, from.id);
+  const since = await to.data.cursor();
+  for await (const batch of from.data.ops(since, maxBytes)) {
+    await to.data.apply(batch, from.id);
     n += batch.length;
   }
   return n;
