@@ -99,6 +99,7 @@ export class RemoteApplier {
   /** Writes every queued record to the tier tables (at start, after a crash between the two commits). */
   flush(): Promise<void> {
     const run = this.flushing.then(() => this.flushQueued());
+    // The caller gets the failure through `run`; the chain only waits for it to end.
     this.flushing = run.catch(() => undefined);
     return run;
   }

@@ -167,3 +167,25 @@ test('a restart keeps the clock growing, the seq counting and the cursors', asyn
   const { rmSync } = await import('node:fs');
   rmSync(dirA, { recursive: true, force: true });
 });
+
+test('records applied to the op log but not yet to the tier tables are written by the next flush', async () => {
+  const a = syncBrain(A);
+  const b = syncBrain(B);
+  await a.mem.memory.remember('The cabin key is under the blue pot');
+  const { RemoteApplier } = await import('../../../daemon/sync/apply-remote');
+  // The tier write fails once, as if the brain died between the op log's commit and the memory's.
+  let failures = 1;
+  const flaky = new RemoteApplier(b.mem.store, b.log, {
+    applyRemote: (change) => (failures-- > 0 ? Promise.reject(new Error('the disk went away')) : b.mem.memory.applyRemote(change)),
+  });
+  const batches: unknown[][] = [];
+  for await (const batch of a.data.ops({}, 1 << 20)) batches.push(batch);
+  await assert.rejects(flaky.apply(batches[0]!, A), /disk went away/);
+  assert.deepEqual(readCursor(b.mem.store), { [A]: 1 }, 'the op is applied');
+  assert.equal(syncedTables(b).notes?.length, 0, 'but its note is not written yet');
+  assert.equal(pending(b), 1);
+  await b.applier.flush();
+  assert.deepEqual(syncedTables(a), syncedTables(b));
+  assert.equal(pending(b), 0);
+  await closeAll(a, b);
+});
