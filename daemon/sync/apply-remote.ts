@@ -83,11 +83,11 @@ export class RemoteApplier {
     await this.store.write((db) => {
       for (const { op, hlc } of parsed) {
         if (this.log.has(db, op.origin, op.seq)) continue;
+        // An op of this brain's own that it lacks (its database was restored from a backup): later
+        // ops of its own must number and stamp above it.
         if (op.origin === this.log.brain) this.log.raiseSeq(db, op.seq);
-        else {
-          const received = this.log.clock.receive(hlc);
-          if (!received.ok) throw new BatchRefused('clock_skew', `${op.op_id} from ${peer} is ${received.aheadMs} ms ahead of this brain's clock`);
-        }
+        const received = this.log.clock.receive(hlc);
+        if (!received.ok) throw new BatchRefused('clock_skew', `${op.op_id} from ${peer} is ${received.aheadMs} ms ahead of this brain's clock`);
         this.applyOne(db, op);
       }
       this.log.saveClock(db);

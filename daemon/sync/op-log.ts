@@ -21,6 +21,7 @@ import {
   type TripleState,
   type Version,
 } from '../../sync/merge';
+import { collectable } from '../../sync/replica';
 import { VersionVector } from '../../sync/version-vector';
 import type { Db, Migration } from '../store/store';
 
@@ -42,7 +43,13 @@ export const SYNC_MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX sync_ops_record ON sync_ops (record_id);
       CREATE TABLE sync_applied (origin TEXT PRIMARY KEY, through INTEGER NOT NULL, extra TEXT NOT NULL);
-      CREATE TABLE sync_records (record_id TEXT PRIMARY KEY, family TEXT NOT NULL CHECK (family IN ('note', 'episode', 'triple')), state TEXT NOT NULL);
+      CREATE TABLE sync_records (
+        record_id TEXT PRIMARY KEY,
+        family TEXT NOT NULL CHECK (family IN ('note', 'episode', 'triple')),
+        state TEXT NOT NULL,
+        tombstone TEXT
+      );
+      CREATE INDEX sync_records_tombstone ON sync_records (tombstone) WHERE tombstone IS NOT NULL;
       CREATE TABLE sync_pending (record_id TEXT PRIMARY KEY);
       CREATE TABLE sync_clock (id INTEGER PRIMARY KEY CHECK (id = 1), brain TEXT NOT NULL, last TEXT, seq INTEGER NOT NULL);
       CREATE TABLE sync_peers (peer TEXT PRIMARY KEY, cursor TEXT NOT NULL, updated_at INTEGER NOT NULL);
@@ -114,7 +121,12 @@ export class OpLog {
   }
 
   saveRecord(db: Db, id: string, r: RecordState): void {
-    db.run('INSERT INTO sync_records (record_id, family, state) VALUES (?, ?, ?) ON CONFLICT(record_id) DO UPDATE SET state = excluded.state', [id, r.family, JSON.stringify(r.state)]);
+    db.run('INSERT INTO sync_records (record_id, family, state, tombstone) VALUES (?, ?, ?, ?) ON CONFLICT(record_id) DO UPDATE SET state = excluded.state, tombstone = excluded.tombstone', [
+      id,
+      r.family,
+      JSON.stringify(r.state),
+      r.state.tombstone?.op_id ?? null,
+    ]);
   }
 }
 
@@ -189,4 +201,24 @@ function merged(r: RecordState, op: SyncOp): RecordState {
     case 'triple.delete':
       return r.family === 'triple' ? { family: 'triple', state: mergeTripleDelete(r.state, tombstone) } : r;
   }
+}
+
+/**
+ * Drops every tombstone the peers' cursors allow (sync/replica.ts collectable: each known peer holds
+ * the delete, and this brain holds everything those peers hold); a record left with nothing live goes
+ * entirely. `peers` are the cursors of every brain that shares this memory. Returns how many went.
+ */
+export function collectTombstones(db: Db, peers: readonly Cursor[]): number {
+  const mine = readVector(db);
+  const theirs = peers.map((c) => VersionVector.fromWire(Object.fromEntries(Object.entries(c).map(([o, through]) => [o, { through, extra: [] }]))));
+  let n = 0;
+  for (const row of db.all<{ record_id: string; family: Family; state: string }>('SELECT record_id, family, state FROM sync_records WHERE tombstone IS NOT NULL')) {
+    const state = JSON.parse(row.state) as RegisterState<unknown> | TripleState;
+    if (state.tombstone === null || !collectable(state.tombstone, mine, theirs)) continue;
+    n++;
+    const empty = 'heads' in state ? state.heads.length === 0 : state.sources.length === 0;
+    if (empty) db.run('DELETE FROM sync_records WHERE record_id = ?', [row.record_id]);
+    else db.run('UPDATE sync_records SET state = ?, tombstone = NULL WHERE record_id = ?', [JSON.stringify({ ...state, tombstone: null }), row.record_id]);
+  }
+  return n;
 }

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChatMessage } from '../../../daemon/kernel/conversation';
-import { noteRevisions, readCursor } from '../../../daemon/sync/op-log';
+import { collectTombstones, noteRevisions, readCursor } from '../../../daemon/sync/op-log';
 import { BRAINS, mulberry32 } from '../../sync/sync-fixtures';
 import { exchange, syncBrain, syncedTables, type SyncBrain } from './sync-brain';
 
@@ -187,5 +187,24 @@ test('records applied to the op log but not yet to the tier tables are written b
   await b.applier.flush();
   assert.deepEqual(syncedTables(a), syncedTables(b));
   assert.equal(pending(b), 0);
+  await closeAll(a, b);
+});
+
+test('a tombstone goes once every known peer holds the delete, and not before', async () => {
+  const a = syncBrain(A);
+  const b = syncBrain(B);
+  const note = await a.mem.memory.remember('The bike lock code is 7391');
+  await settle(a, b);
+  await a.mem.memory.forget(note.id);
+  const tombstones = (x: SyncBrain): number => x.mem.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM sync_records WHERE tombstone IS NOT NULL')!.n;
+  assert.equal(tombstones(a), 1);
+  assert.equal(collectTombstones(a.mem.store, [readCursor(b.mem.store)]), 0, 'b has not got the delete yet');
+  assert.equal(tombstones(a), 1);
+  await settle(a, b);
+  assert.equal(collectTombstones(a.mem.store, [readCursor(b.mem.store)]), 1);
+  assert.equal(tombstones(a), 0);
+  assert.equal(noteRevisions(a.mem.store, note.id), null, 'the record had nothing live and went');
+  assert.equal(await exchange(b, a), 0, 'and nothing brings it back');
+  assert.equal(a.mem.memory.parts.notes.get(note.id), undefined);
   await closeAll(a, b);
 });
