@@ -8,7 +8,7 @@ import { collectTombstones, noteRevisions, readCursor } from '../../../daemon/sy
 import { BRAINS, mulberry32 } from '../../sync/sync-fixtures';
 import { exchange, syncBrain, syncedTables, type SyncBrain } from './sync-brain';
 
-const [A, B] = [BRAINS[0], BRAINS[1]];
+const [A, B, C] = [BRAINS[0], BRAINS[1], BRAINS[2]];
 const chat = (...turns: string[]): ChatMessage[] => turns.map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content }));
 const ops = (b: SyncBrain): { op_id: string; hlc: string; kind: string; record_id: string }[] => b.mem.store.all('SELECT op_id, hlc, kind, record_id FROM sync_ops ORDER BY ord');
 const pending = (b: SyncBrain): number => b.mem.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM sync_pending')!.n;
@@ -207,4 +207,30 @@ test('a tombstone goes once every known peer holds the delete, and not before', 
   assert.equal(await exchange(b, a), 0, 'and nothing brings it back');
   assert.equal(a.mem.memory.parts.notes.get(note.id), undefined);
   await closeAll(a, b);
+});
+
+test("a third brain relays ops it did not write, and whoever hears of a change first, all three agree", async () => {
+  const a = syncBrain(A);
+  const b = syncBrain(B, { start: 1_750_000_000_300 });
+  const c = syncBrain(C, { start: 1_750_000_000_600 });
+  const note = await a.mem.memory.remember('The cabin key is under the blue pot');
+  await exchange(a, c);
+  await exchange(c, b);
+  assert.equal(b.mem.memory.parts.notes.get(note.id)?.text, 'The cabin key is under the blue pot', "b has a's note through c");
+  await b.mem.memory.parts.notes.update(note.id, { text: 'The cabin key is under the red pot' });
+  await c.mem.memory.forget(note.id);
+  await exchange(b, a);
+  await exchange(c, a);
+  await exchange(a, b);
+  await exchange(a, c);
+  await exchange(b, c);
+  await exchange(c, b);
+  assert.deepEqual(syncedTables(a), syncedTables(b));
+  assert.deepEqual(syncedTables(b), syncedTables(c));
+  assert.deepEqual(readCursor(a.mem.store), readCursor(c.mem.store));
+  // The delete and the edit were concurrent: the later stamp decides, the same everywhere.
+  const view = noteRevisions(a.mem.store, note.id);
+  assert.deepEqual(noteRevisions(b.mem.store, note.id), view);
+  assert.deepEqual(noteRevisions(c.mem.store, note.id), view);
+  await closeAll(a, b, c);
 });
