@@ -68,3 +68,13 @@ export function syncedTables(b: SyncBrain): Record<string, unknown[]> {
     sources: s.all('SELECT triple_id, source, confidence FROM memory_triple_sources ORDER BY triple_id, source'),
   };
 }
+
+/** The brain's op log, in its own order. */
+export const opsOf = (b: SyncBrain): { op_id: string; hlc: string; kind: string; record_id: string }[] => b.mem.store.all('SELECT op_id, hlc, kind, record_id FROM sync_ops ORDER BY ord');
+
+/** Records applied to the op log whose tier-table write is still due. */
+export const pendingOf = (b: SyncBrain): number => b.mem.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM sync_pending')!.n;
+
+export async function closeAll(...brains: SyncBrain[]): Promise<void> {
+  for (const b of brains) await b.mem.close();
+}
