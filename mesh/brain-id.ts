@@ -2,9 +2,8 @@
 // made on first use and never changed, so peers, paired devices and the mDNS TXT record name the same
 // brain across restarts, address changes and renames. Not a secret: it is advertised on the LAN.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createOnce } from './create-once';
+import { createOnce, readIfExists } from './create-once';
 
 export const BRAIN_ID_FILE = 'brain-id';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -31,13 +30,8 @@ export function loadBrainId(home: string): string {
 }
 
 function readId(file: string): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  const text = readIfExists(file);
+  if (text === undefined) return undefined;
   const id = text.trim();
   if (!isBrainId(id)) throw new BrainIdError(`${file} does not hold a brain id (a UUID); it identifies this brain to its peers and devices: restore it from a backup, or delete it to make a new one (paired devices then no longer recognise the brain)`);
   return id;

@@ -2,7 +2,7 @@
 // link of a fully written and fsynced temp file, which fails when the name exists. Two callers racing on
 // a new home agree on one content, and a crash never leaves a torn file. Mode 0600.
 import { randomUUID } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** Writes `content` to `file` unless it exists; either way, the caller reads what is there afterwards. */
@@ -22,5 +22,15 @@ export function createOnce(file: string, content: string): void {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   } finally {
     rmSync(tmp, { force: true });
+  }
+}
+
+/** The file's text, or undefined when it does not exist (yet). */
+export function readIfExists(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
 }

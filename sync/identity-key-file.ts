@@ -4,9 +4,8 @@
 // brain id it was made for, and a copy in another brain's home is refused rather than shared. Creation
 // is exclusive (a hard link of a fully written temp file, as mesh/brain-id.ts does), so racing
 // creators agree on one key and a crash never leaves a torn file.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createOnce } from '../mesh/create-once';
+import { createOnce, readIfExists } from '../mesh/create-once';
 import { generateKeypair, identityOf, SyncKeyError, type RawKeypair, type SyncIdentity } from './identity-keys';
 
 export const SYNC_KEY_FILE = 'sync-key';
@@ -24,13 +23,8 @@ export function loadSyncIdentity(home: string, brainId: string): SyncIdentity {
 }
 
 function readKeypair(file: string, brainId: string): RawKeypair | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  const text = readIfExists(file);
+  if (text === undefined) return undefined;
   const damaged = (): SyncKeyError =>
     new SyncKeyError(`${file} does not hold a sync keypair; peers know this brain by it: restore it from a backup, or delete it and pair every peer again`);
   let value: unknown;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createOnce } from '../../mesh/create-once';
+import { createOnce, readIfExists } from '../../mesh/create-once';
 
 void test('the first content stays: a second call changes nothing, the file is 0600, no temp file remains', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-create-once-'));
@@ -16,4 +16,7 @@ void test('the first content stays: a second call changes nothing, the file is 0
   assert.equal(statSync(file).mode & 0o777, 0o600);
   assert.deepEqual(readdirSync(dir), ['brain-id']);
   assert.throws(() => createOnce(join(dir, 'missing', 'x'), 'y'), { code: 'ENOENT' });
+  assert.equal(readIfExists(file), 'first\n');
+  assert.equal(readIfExists(join(dir, 'nothing')), undefined);
+  assert.throws(() => readIfExists(dir), { code: 'EISDIR' }, 'only a missing file is undefined');
 });
