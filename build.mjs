@@ -47,50 +47,39 @@ async function buildDist() {
   mkdirSync(dist, { recursive: true });
   // Chunk names carry a content hash: drop the previous build's before writing this one's.
   for (const f of readdirSync(dist)) if (f.startsWith('chunk-')) rmSync(join(dist, f));
-  await build({
-    entryPoints: { svc: join(root, 'cli/main.ts'), 'node-agent': join(root, 'node-agent/main.ts') },
+  // What every bundle of dist/ shares.
+  // No keepNames: it re-defines `name` on every named function expression each time one is created,
+  // including closures fastify makes per request (its hook runner's next()); that cost GET /health
+  // ~25% of its throughput. Nothing in svc depends on function names; stack traces map through
+  // dist/svc.mjs.map.
+  const common = {
     outdir: dist,
     outExtension: { '.js': '.mjs' },
     bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    sourcemap: 'linked',
+    legalComments: 'none',
+    external: native,
+    define,
+    banner: { js: banner },
+    logLevel: 'warning',
+  };
+  await build({
+    ...common,
+    entryPoints: { svc: join(root, 'cli/main.ts'), 'node-agent': join(root, 'node-agent/main.ts') },
     // Code loaded with import() gets chunks of its own (dist/chunk-*.mjs): `svc serve` never evaluates
     // the CLI's prompts, and the LLM SDKs load when a provider is first called (~3.6 MiB of idle RSS).
     // Chunks sit next to the entries, so __dirname (node-sqlite3-wasm's .wasm lookup) is dist/ in all.
     splitting: true,
     chunkNames: 'chunk-[hash]',
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    // No keepNames: it re-defines `name` on every named function expression each time one is created,
-    // including closures fastify makes per request (its hook runner's next()); that cost GET /health
-    // ~25% of its throughput. Nothing in svc depends on function names; stack traces map through
-    // dist/svc.mjs.map.
-    minify: true,
-    sourcemap: 'linked',
-    legalComments: 'none',
-    external: native,
-    define,
-    banner: { js: banner },
-    logLevel: 'warning',
   });
   copyFileSync(join(root, 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(dist, 'node-sqlite3-wasm.wasm'));
   // The reference phone-bridge client is one self-contained file (no chunks shared with svc), so an app
   // developer can copy dist/phone-bridge.mjs anywhere Node runs.
-  await build({
-    entryPoints: { 'phone-bridge': join(root, 'phone-bridge/main.ts') },
-    outdir: dist,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    minify: true,
-    sourcemap: 'linked',
-    legalComments: 'none',
-    external: native,
-    define,
-    banner: { js: banner },
-    logLevel: 'warning',
-  });
+  await build({ ...common, entryPoints: { 'phone-bridge': join(root, 'phone-bridge/main.ts') } });
 }
 
 async function buildTests() {
