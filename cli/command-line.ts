@@ -29,6 +29,8 @@ export interface Grammar {
   globalFlags: ReadonlySet<string>;
   /** Options that take no value; `--no-<name>` sets them false. Every other option takes one. */
   booleanFlags: ReadonlySet<string>;
+  /** Per command (its words, e.g. `sync pair`): options of booleanFlags that take a value there (`--pin 1234`). */
+  valueFlagsOf?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export type Flags = Record<string, string | boolean>;
@@ -50,7 +52,7 @@ interface Scanned {
   problem?: string;
 }
 
-function scan(args: readonly string[], g: Grammar, valueFlags: ReadonlySet<string>): Scanned {
+function scan(args: readonly string[], booleanFlags: ReadonlySet<string>, valueFlags: ReadonlySet<string>): Scanned {
   const out: Scanned = { tokens: [], flags: {}, meta: false };
   let literal = false;
   for (let i = 0; i < args.length; i++) {
@@ -71,10 +73,10 @@ function scan(args: readonly string[], g: Grammar, valueFlags: ReadonlySet<strin
     const name = a.slice(2, eq < 0 ? undefined : eq);
     const inline = eq < 0 ? undefined : a.slice(eq + 1);
     if (!a.startsWith('--')) out.tokens.push({ text: a, word: false });
-    else if (g.booleanFlags.has(name)) {
+    else if (booleanFlags.has(name)) {
       if (inline !== undefined && inline !== 'true' && inline !== 'false') out.problem ??= `--${name} takes no value (or =true, =false)`;
       out.flags[name] = inline !== 'false';
-    } else if (name.startsWith('no-') && g.booleanFlags.has(name.slice(3)) && inline === undefined) out.flags[name.slice(3)] = false;
+    } else if (name.startsWith('no-') && booleanFlags.has(name.slice(3)) && inline === undefined) out.flags[name.slice(3)] = false;
     else if (valueFlags.has(name)) {
       const value = inline ?? args[++i];
       if (value === undefined) out.problem ??= `--${name} needs a value`;
@@ -94,12 +96,25 @@ function match(words: readonly string[], commands: readonly CommandSpec[]): Comm
   return best;
 }
 
+/** Reads the line with the grammar's option kinds, then again with its command's own, when it has some. */
+function scanFor(args: readonly string[], g: Grammar): Scanned {
+  const withKinds = (booleans: ReadonlySet<string>): Scanned => {
+    const valueFlags = new Set<string>();
+    for (const f of [...g.globalFlags, ...g.commands.flatMap((c) => [...c.flags])]) if (!booleans.has(f)) valueFlags.add(f);
+    return scan(args, booleans, valueFlags);
+  };
+  const first = withKinds(g.booleanFlags);
+  const spec = match(wordsOf(first), g.commands);
+  const own = spec && g.valueFlagsOf?.get(spec.path.join(' '));
+  return own ? withKinds(new Set([...g.booleanFlags].filter((f) => !own.has(f)))) : first;
+}
+
+const wordsOf = (s: Scanned): string[] => s.tokens.filter((t) => t.word).map((t) => t.text);
+
 export function parseCommandLine(args: readonly string[], g: Grammar): CommandLine {
-  const valueFlags = new Set<string>();
-  for (const f of [...g.globalFlags, ...g.commands.flatMap((c) => [...c.flags])]) if (!g.booleanFlags.has(f)) valueFlags.add(f);
-  const s = scan(args, g, valueFlags);
+  const s = scanFor(args, g);
   if (s.meta) return { kind: 'meta' };
-  const words = s.tokens.filter((t) => t.word).map((t) => t.text);
+  const words = wordsOf(s);
   const strange = s.tokens.filter((t) => !t.word).map((t) => t.text);
   if (words.length === 0) {
     if (strange.length > 0) return { kind: 'usage', message: `unknown option ${strange[0]}` };
@@ -139,7 +154,7 @@ export interface SadeTree {
  * and options as registered. sade keeps them in its `tree`; `rest` names commands whose last
  * positional takes the remaining words.
  */
-export function grammarOf(tree: SadeTree, booleanFlags: ReadonlySet<string>, rest: ReadonlySet<string>): Grammar {
+export function grammarOf(tree: SadeTree, booleanFlags: ReadonlySet<string>, rest: ReadonlySet<string>, valueFlagsOf?: ReadonlyMap<string, ReadonlySet<string>>): Grammar {
   const names = (options: [string, string, unknown?][]): Set<string> => {
     const out = new Set<string>();
     for (const [spec] of options) {
@@ -158,5 +173,5 @@ export function grammarOf(tree: SadeTree, booleanFlags: ReadonlySet<string>, res
     const positionals = params.map((p, i) => ({ name: p.slice(1, -1), required: p.startsWith('<'), rest: i === params.length - 1 && rest.has(path.join(' ')) }));
     commands.push({ path, usage: node.usage, positionals, flags: names(node.options) });
   }
-  return { commands, globalFlags, booleanFlags };
+  return { commands, globalFlags, booleanFlags, ...(valueFlagsOf ? { valueFlagsOf } : {}) };
 }

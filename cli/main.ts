@@ -15,6 +15,7 @@ import { registerAccessCommands } from './commands/access';
 import { registerPairCommands } from './commands/pair';
 import { registerDeviceCommands } from './commands/devices';
 import { registerBridgeCommands } from './commands/bridge';
+import { registerSyncCommands } from './commands/sync';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -138,6 +139,7 @@ registerAccessCommands(prog, commandContext);
 registerPairCommands(prog, commandContext);
 registerDeviceCommands(prog, commandContext);
 registerBridgeCommands(prog, commandContext);
+registerSyncCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
@@ -150,6 +152,8 @@ async function restartBrain(c: Connection, port: number | undefined): Promise<bo
 
 /** Options that take no value (`--no-probe` sets probe false); every other option takes one. */
 const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write', 'force', 'retry', 'skip', 'pin', 'wait', 'all']);
+/** Per command: options of BOOLEAN_FLAGS that take a value there (`svc sync pair <url> --pin 1234`). */
+const VALUE_FLAGS_OF = new Map([['sync pair', new Set(['pin'])]]);
 /** Commands whose last argument is free text: the remaining words are joined (`svc memory note buy milk`). */
 const REST_TEXT = new Set(['memory search', 'memory note']);
 
@@ -157,7 +161,7 @@ type Handler = (...args: unknown[]) => Promise<void> | void;
 
 async function main(argv: string[]): Promise<void> {
   const tree = (prog as unknown as { tree: SadeTree }).tree;
-  const line = parseCommandLine(argv.slice(2), grammarOf(tree, BOOLEAN_FLAGS, REST_TEXT));
+  const line = parseCommandLine(argv.slice(2), grammarOf(tree, BOOLEAN_FLAGS, REST_TEXT, VALUE_FLAGS_OF));
   switch (line.kind) {
     case 'meta':
       prog.parse(argv); // --help or --version

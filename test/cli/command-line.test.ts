@@ -91,3 +91,16 @@ void test('property: option values come back as the exact text given, whatever i
     }),
   );
 });
+
+void test('an option that is a flag elsewhere takes a value in the command that says so (`svc sync pair <url> --pin 1234`)', () => {
+  const p = sade('svc');
+  p.command('pair').option('--pin', 'p').action(noop);
+  p.command('sync pair <url>').option('--pin', 'p').option('--json', 'j').action(noop);
+  const g = grammarOf((p as unknown as { tree: SadeTree }).tree, new Set(['json', 'pin']), new Set(), new Map([['sync pair', new Set(['pin'])]]));
+  const line = (...args: string[]): CommandLine => parseCommandLine(args, g);
+  assert.deepEqual(command(line('sync', 'pair', 'svc://pair?x', '--pin', '0042', '--json')), { path: 'sync pair', args: ['svc://pair?x'], flags: { pin: '0042', json: true } });
+  assert.deepEqual(command(line('sync', 'pair', '--pin=1234', 'svc://pair?x')).flags, { pin: '1234' });
+  assert.deepEqual(line('sync', 'pair', 'svc://pair?x', '--pin'), { kind: 'usage', message: '--pin needs a value' });
+  assert.deepEqual(command(line('pair', '--pin')).flags, { pin: true }, 'still a flag in svc pair');
+  assert.deepEqual(line('pair', '--pin=1234'), { kind: 'usage', message: '--pin takes no value (or =true, =false)' });
+});
