@@ -12,7 +12,7 @@ import { EventBus } from './kernel/event-bus';
 import type { BrainEvent } from './kernel/events';
 import type { Capability, CapabilityContext, CapabilityDefinition, CapabilityVerifier, Clock, CorePorts, RoutePlugin } from './kernel/capability';
 import type { Part } from './kernel/parts';
-import { DeviceSlot, MemoryJournalSlot, type DeviceDirectory, type MemoryJournal } from './kernel/ports';
+import { DeviceSlot, MemoryJournalSlot, PairingSlot, type DeviceDirectory, type MemoryJournal, type PairingClaims } from './kernel/ports';
 import { apiTokenVerifier } from './auth/api-token';
 import { LateCredentialCheck } from './auth/credential-check';
 import { ToolRegistry } from './kernel/tool-registry';
@@ -97,6 +97,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   const tools = new ToolRegistry();
   const devices = new DeviceSlot();
   const credentials = new LateCredentialCheck();
+  const pairingClaims = new PairingSlot();
   const permissions = new PermissionPlane();
   const embeddingKey = settings.memory.embeddings.api_key;
   const sessionPort = new DeferredSessionPort();
@@ -148,11 +149,12 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   const pinned = settings.server.host === SettingsSchema.properties.server.properties.host.default ? null : settings.server.host;
   const listener = new HttpListener({ hosts: [settings.server.host], port: settings.server.port, pinnedHost: pinned, logger: logger.child({ part: 'listener' }) });
   const connections = new ConnectionRegistry(agent.sessions);
-  const core: CorePorts = { memory: agent.memory, memoryReplica: memory.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices, conversations: agent, connections, credentials: credentials.check };
+  const core: CorePorts = { memory: agent.memory, memoryReplica: memory.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices, conversations: agent, connections, credentials: credentials.check, pairing: pairingClaims };
   const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core, listener }, settings);
   parts.push(...contributed.parts);
   if (contributed.devices) devices.use(contributed.devices);
   if (contributed.memoryJournal) journal.use(contributed.memoryJournal);
+  if (contributed.pairingClaims) pairingClaims.use(contributed.pairingClaims);
   credentials.bind([apiTokenVerifier(context.apiToken), ...contributed.verifiers]);
 
   const ws = settings.agent.websocket;
@@ -186,11 +188,12 @@ interface Contributed {
   verifiers: CapabilityVerifier[];
   devices: DeviceDirectory | null;
   memoryJournal: MemoryJournal | null;
+  pairingClaims: PairingClaims | null;
 }
 
 /** Creates each capability in list order with its own settings section and a context named after it. */
 async function createCapabilities(definitions: readonly CapabilityDefinition[], base: CapabilityContext, settings: Readonly<Record<string, unknown>>): Promise<Contributed> {
-  const out: Contributed = { names: [], parts: [], routes: [], sockets: [], verifiers: [], devices: null, memoryJournal: null };
+  const out: Contributed = { names: [], parts: [], routes: [], sockets: [], verifiers: [], devices: null, memoryJournal: null, pairingClaims: null };
   for (const definition of definitions) {
     const { name } = definition;
     if (out.names.includes(name)) throw new Error(`capability ${name} is listed twice`);
@@ -211,6 +214,10 @@ async function createCapabilities(definitions: readonly CapabilityDefinition[], 
     if (capability.memoryJournal) {
       if (out.memoryJournal) throw new Error(`capability ${name} gives the memory journal, which another capability already gives`);
       out.memoryJournal = capability.memoryJournal;
+    }
+    if (capability.pairingClaims) {
+      if (out.pairingClaims) throw new Error(`capability ${name} gives pairing claims, which another capability already gives`);
+      out.pairingClaims = capability.pairingClaims;
     }
     out.names.push(name);
   }

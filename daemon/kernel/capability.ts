@@ -14,7 +14,7 @@ import type { MetricsRegistry } from './metrics';
 import type { Part } from './parts';
 import type { ListenerPort } from './listener';
 import type { PermissionPlane } from './permissions';
-import type { AgentMemory, ClientConnections, DeviceDirectory, IdentityDocuments, MemoryJournal, MemoryReplicaPort } from './ports';
+import type { AgentMemory, ClientConnections, DeviceDirectory, IdentityDocuments, MemoryJournal, MemoryReplicaPort, PairingClaims } from './ports';
 import type { Tool } from './tool';
 import type { ToolRegistry } from './tool-registry';
 
@@ -54,6 +54,8 @@ export interface CorePorts {
    * 4001). Bound once every capability is created; asking earlier throws.
    */
   credentials: CredentialCheck;
+  /** Claims and revokes pairing tokens (the pairing capability gives them; refused until it does). */
+  pairing: PairingClaims;
 }
 
 /** Looks up one presented bearer credential; undefined when no verifier knows it. */
@@ -133,6 +135,8 @@ export interface Capability {
   readonly devices?: DeviceDirectory;
   /** Records every change of the synced memory tiers in the change's own transaction (daemon/memory/memory-journal.ts). At most one capability gives it. */
   readonly memoryJournal?: MemoryJournal;
+  /** Pairing tokens for other capabilities to claim (core.pairing). At most one capability gives them. */
+  readonly pairingClaims?: PairingClaims;
 }
 
 /** One settings migration: raises settings.json from `version - 1` to `version` (before validation). */

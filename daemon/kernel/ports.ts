@@ -209,3 +209,41 @@ export class MemoryJournalSlot implements MemoryJournal {
     this.inner?.record(db, entry);
   }
 }
+
+// ── Pairing claims (issue 15: a brain pairs with another through a pairing token of kind `brain`) ──
+
+/** The kinds of device a pairing token is minted for (protocol/pairing.ts PAIR_KIND_NAMES). */
+export type PairingKind = 'node' | 'phone' | 'browser' | 'brain';
+
+/**
+ * Pairing tokens as another capability consumes them: the sync capability claims a `brain` token when
+ * a peer brain completes pairing with its keys, and revokes that pairing when the peer is forgotten.
+ */
+export interface PairingClaims {
+  /**
+   * Claims `token` for a new device of `kind` named `name`, exactly once, under the same rules as
+   * POST /api/devices/pair/complete (PIN, expiry). Throws AppError: NOT_FOUND unknown token,
+   * CONFLICT not unclaimed, UNAUTHORIZED a PIN not verified, BAD_REQUEST a token of another kind.
+   */
+  claim(token: string, kind: PairingKind, name: string | undefined): Promise<{ deviceId: string }>;
+  /** Un-pairs a device; false when it is unknown or already revoked. */
+  revoke(deviceId: string): Promise<boolean>;
+}
+
+/** core.pairing: refuses until the capability that mints tokens hands in its claims (brain.ts). */
+export class PairingSlot implements PairingClaims {
+  private inner: PairingClaims | null = null;
+
+  use(claims: PairingClaims): void {
+    this.inner = claims;
+  }
+
+  claim(token: string, kind: PairingKind, name: string | undefined): Promise<{ deviceId: string }> {
+    if (this.inner === null) return Promise.reject(new Error('no capability mints pairing tokens'));
+    return this.inner.claim(token, kind, name);
+  }
+
+  revoke(deviceId: string): Promise<boolean> {
+    return this.inner === null ? Promise.resolve(false) : this.inner.revoke(deviceId);
+  }
+}

@@ -4,6 +4,8 @@
 // where the brain can be reached from the access capability's `access_mode` events and the mDNS
 // capability's `mdns_advertised` events on the bus.
 import { defineCapability } from '../kernel/capability';
+import { AppError } from '../kernel/errors';
+import type { PairingClaims } from '../kernel/ports';
 import { loadBrainId } from '../../mesh/brain-id';
 import type { BrainEvent } from '../kernel/events';
 import { routes } from '../http/route-kit';
@@ -46,11 +48,25 @@ export const pairingCapability = defineCapability({
       logger: context.logger,
     });
     const codes = new CodePairing(pairing, context.clock);
+    // core.pairing: a peer brain completing pairing through the sync capability claims a `brain` token here.
+    const claims: PairingClaims = {
+      claim: async (token, kind, name) => ({ deviceId: (await pairing.complete({ token, name }, kind)).device_id }),
+      revoke: async (deviceId) => {
+        try {
+          await pairing.revoke(deviceId);
+          return true;
+        } catch (err) {
+          if (err instanceof AppError && err.code === 'NOT_FOUND') return false;
+          throw err;
+        }
+      },
+    };
     return {
       migrations: PAIRING_MIGRATIONS,
       parts: [{ name: 'paired-devices', start: () => pairing.start() }],
       routes: [routes(pairingRoutes(pairing, codes, context.clock))],
       verifiers: [credentials],
+      pairingClaims: claims,
     };
   },
 });

@@ -174,7 +174,7 @@ export class Pairing {
   }
 
   /** Claims a token for a new device credential (exactly once per token). */
-  async complete(body: { token: string; name?: string | undefined; node_id?: string | undefined; platform?: string | undefined }): Promise<CompletePairResponse> {
+  async complete(body: { token: string; name?: string | undefined; node_id?: string | undefined; platform?: string | undefined }, expectKind?: PairKind): Promise<CompletePairResponse> {
     const hash = secretHash(body.token);
     const now = this.now();
     const key = newDeviceKey();
@@ -184,6 +184,8 @@ export class Pairing {
       const refusal = claimRefusal(row, now);
       if (refusal?.reason === 'not_unclaimed') return notUnclaimed(refusal.state);
       if (refusal?.reason === 'pin_unverified') return new AppError('UNAUTHORIZED', 'this pairing token requires a PIN: verify it first (POST /api/devices/pair/verify_pin)', { pin_required: true });
+      // A token minted for another kind of device is refused without being used up.
+      if (expectKind !== undefined && row.kind !== expectKind) return badRequest(`this pairing token is for a ${row.kind}, not a ${expectKind}`, { kind: row.kind });
       const nodeId = row.kind === 'node' ? (row.node_id ?? body.node_id ?? null) : null;
       const conflict = nodeId === null ? undefined : nodeDevice(db, nodeId);
       if (conflict) return alreadyPaired(conflict);
