@@ -9,7 +9,7 @@
 // In `syncing` a ping goes out after keepaliveMs without sending anything and the peer answers pong;
 // nothing received for idleTimeoutMs ends the link `timeout`. Every end carries one of the bounded
 // failure reasons of protocol/sync-link.ts for the metrics, or `normal`.
-import { SYNC_LINK_DEFAULTS, SYNC_REFUSALS, SyncCloseCode, type SyncFailureReason, type SyncFrame } from '../protocol/sync-link';
+import { SYNC_LINK_DEFAULTS, SYNC_REFUSALS, SyncCloseCode, type Cursor, type SyncFailureReason, type SyncFrame } from '../protocol/sync-link';
 import type { SyncIdentity } from './identity-keys';
 import type { PinnedPeer } from './identity-pairing';
 import { decodeSyncFrame, encodeHelloHeader, encodeSyncFrame, refusal, type RawSyncFrame, type SyncRefusal } from './link-frames';
@@ -105,6 +105,17 @@ export class SyncSession {
     if (this.state === 'closing' && (this.stream!.drained || now - this.closingSince >= this.config.drainMs)) return this.bye();
     this.stream!.tick();
     if (now - this.lastSent >= this.config.keepaliveMs) this.write({ type: 'ping', n: ++this.pings });
+  }
+
+  /** Where the exchange stands, once the session is syncing: see SessionStream's quiet and peerHas. */
+  progress(): { readonly quiet: boolean; readonly peerHas: Cursor | null; readonly sent: number; readonly received: number } | null {
+    const s = this.stream;
+    return s === null ? null : { quiet: s.quiet, peerHas: s.peerHas, sent: s.counts.sent, received: s.counts.received };
+  }
+
+  /** The peer, once the handshake proved it. */
+  get peerId(): string | null {
+    return this.peer?.brainId ?? null;
   }
 
   /** This brain wrote ops: send them when the window allows. */

@@ -168,6 +168,19 @@ export class SessionStream {
     this.sending = false;
   }
 
+  /** Ops sent (each batch once, retransmissions not counted) and applied from the peer in this session. */
+  readonly counts = { sent: 0, received: 0 };
+
+  /** What the peer is known to have (its cursor frame and its acks); null before its cursor frame. */
+  get peerHas(): Cursor | null {
+    return this.peerCursor === null ? null : { ...this.peerCursor };
+  }
+
+  /** Nothing to send or being read, nothing unacknowledged, nothing received waiting to be applied. */
+  get quiet(): boolean {
+    return this.peerCursor !== null && !this.dirty && !this.pulling && this.source === null && this.ready.length === 0 && this.inflight.size === 0 && !this.applying && this.pending.size === 0;
+  }
+
   /** Nothing of ours unacknowledged. */
   get drained(): boolean {
     return this.inflight.size === 0;
@@ -250,6 +263,7 @@ export class SessionStream {
     const seq = this.nextSeq++;
     const text = encodeSyncFrame({ type: 'batch', seq, cursor: this.pullCursor, ops });
     this.inflight.set(seq, { text, sentAt: this.hooks.now() });
+    this.counts.sent += ops.length;
     this.hooks.send(text);
   }
 
@@ -280,6 +294,7 @@ export class SessionStream {
           this.applying = false;
           this.applied = seq;
           this.lastAck = { type: 'ack', seq, cursor };
+          this.counts.received += ops.length;
           this.hooks.applied?.(ops.length, cursor);
           this.emit(this.lastAck);
           this.drain();
