@@ -100,11 +100,22 @@ export function pairProblem(args: SyncPairArgs): string | undefined {
   return undefined;
 }
 
-/** The brain's refusal of a pairing, with what to do next when the answer says (a PIN is needed). */
+interface PairRefusal {
+  error?: { message?: string; details?: { pin_required?: unknown; attempts_left?: unknown } | null };
+}
+
+/**
+ * The brain's refusal of a pairing. A 401 about the PIN (none given, or a wrong one the other brain
+ * counted) is not about the API token, so it gets what to do with the PIN instead of the token hint.
+ */
 function pairRefused(io: CliIo, status: number, body: unknown): number {
-  reportError(io, status, body);
-  const details = (body as { error?: { details?: { pin_required?: unknown } | null } } | null)?.error?.details;
-  if (status === 401 && details?.pin_required === true) io.err.write('fix: run again with --pin and the PIN `svc pair --kind brain --pin` printed on the other brain\n');
+  const e = (body as PairRefusal | null)?.error;
+  const needsPin = e?.details?.pin_required === true;
+  const left = e?.details?.attempts_left;
+  if (status !== 401 || (!needsPin && typeof left !== 'number')) return reportError(io, status, body);
+  io.err.write(`svc: ${e?.message ?? 'the PIN was refused'}\n`);
+  if (needsPin) io.err.write('fix: run again with --pin and the PIN `svc pair --kind brain --pin` printed on the other brain\n');
+  else if (typeof left === 'number' && left > 0) io.err.write(`${left} attempt${left === 1 ? '' : 's'} left before the other brain revokes the pair URL\n`);
   return 1;
 }
 

@@ -145,13 +145,22 @@ void test('svc sync pair: posts the URL, PIN and sync URL; prints who it paired 
   assert.match(dialsIn.text.out, /; syncing from when it dials in\n$/);
 });
 
-void test('svc sync pair refused: 401 PIN required says to add --pin; 409 sync disabled; both exit 1', async (t) => {
+void test('svc sync pair refused: 401 PIN required says to add --pin, a wrong PIN how many tries are left, a bad API token its hint; 409 sync disabled; all exit 1', async (t) => {
   const pin = await fakeBrain(t, () => [401, refusal('PIN_REQUIRED', 'this pairing needs the PIN the other brain printed', { pin_required: true })]);
   const needsPin = io();
   assert.equal(await syncPair(pin.conn, needsPin.io, { url: pairUrl('brain', true), json: false }), 1);
-  assert.match(needsPin.text.err, /^svc: this pairing needs the PIN the other brain printed/);
-  assert.match(needsPin.text.err, /\nfix: run again with --pin and the PIN `svc pair --kind brain --pin` printed on the other brain\n$/);
+  assert.equal(needsPin.text.err, 'svc: this pairing needs the PIN the other brain printed\nfix: run again with --pin and the PIN `svc pair --kind brain --pin` printed on the other brain\n', 'no API-token hint: the 401 is about the PIN');
   assert.equal(needsPin.text.out, '');
+
+  const wrong = await fakeBrain(t, () => [401, refusal('UNAUTHORIZED', 'the other brain (http://192.168.1.20:9090) refused: wrong PIN', { attempts_left: 2, state: 'unclaimed' })]);
+  const wrongPin = io();
+  assert.equal(await syncPair(wrong.conn, wrongPin.io, { url: pairUrl('brain', true), pin: '9999', json: false }), 1);
+  assert.equal(wrongPin.text.err, 'svc: the other brain (http://192.168.1.20:9090) refused: wrong PIN\n2 attempts left before the other brain revokes the pair URL\n');
+
+  const token = await fakeBrain(t, () => [401, refusal('UNAUTHORIZED', 'invalid bearer token')]);
+  const badToken = io();
+  assert.equal(await syncPair(token.conn, badToken.io, { url: pairUrl('brain'), json: false }), 1);
+  assert.match(badToken.text.err, /invalid bearer token \(the token comes from SVC_API_TOKEN/, 'a 401 about the API token keeps its hint');
 
   const off = await fakeBrain(t, () => [409, refusal('SYNC_DISABLED', 'sync is off on this brain (SVC_SYNC_DISABLED=1)')]);
   const disabled = io();
