@@ -233,7 +233,7 @@ export function registerSyncCommands(prog: Sade, ctx: CommandContext): void {
   prog
     .command('sync pair <url>', 'Pair with another brain from the svc://pair URL `svc pair --kind brain` printed there')
     .option('--pin', 'The PIN the other brain printed, when its URL asks for one')
-    .option('--sync-url', "The other brain's ws://host:port/sync, when the pair URL's addresses do not reach it")
+    .option('--sync-url', "Where to dial the other brain's /sync afterwards (ws://host:port/sync), when not where pairing reached it")
     .option('--json', 'Machine-readable output')
     .action(async (url: string, o: Opts) => ctx.exit(await syncPair(ctx.conn(o), ctx, { url, pin: str(o.pin), syncUrl: str(o['sync-url']), json: o.json === true })));
   prog
