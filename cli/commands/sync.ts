@@ -26,6 +26,12 @@ Details: svc sync <subcommand> --help
 export const DEFAULT_NOW_TIMEOUT_S = 15;
 /** The HTTP call outlives the brain's own wait by this much, so the brain's answer always arrives. */
 const NOW_CALL_MARGIN_MS = 10_000;
+/**
+ * The brain answers a pairing only after the other brain's signed answer, trying each address of the
+ * pair URL in turn (up to 8 and an mDNS name, 10 s each for the PIN and for the request). The CLI
+ * waits that long, so it never reports a failure for a pairing the brain then completes.
+ */
+const PAIR_CALL_TIMEOUT_MS = 9 * 2 * 10_000 + 10_000;
 /** The brain id column shows this many characters, enough to name a peer (`svc sync forget` takes a prefix). */
 export const SHORT_ID = 8;
 
@@ -126,8 +132,7 @@ export async function syncPair(conn: Connection, io: CliIo, args: SyncPairArgs):
     return 2;
   }
   const body = { url: args.url, ...(args.pin !== undefined ? { pin: args.pin } : {}), ...(args.syncUrl !== undefined ? { sync_url: args.syncUrl } : {}) };
-  // The brain dials the other brain and waits for its signed answer before it replies.
-  const r = await callBrain<SyncPeerView>(conn, 'POST', '/api/sync/pair', body, 30_000);
+  const r = await callBrain<SyncPeerView>(conn, 'POST', '/api/sync/pair', body, PAIR_CALL_TIMEOUT_MS);
   if (r.status !== 201) return pairRefused(io, r.status, r.body);
   const p = r.body;
   io.out.write(args.json ? json(p) : `paired with ${p.name} (${p.brain_id}); syncing from ${p.url ?? 'when it dials in'}\n`);
