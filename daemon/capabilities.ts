@@ -9,5 +9,6 @@ import { accessCapability } from './access/access-capability';
 import { pairingCapability } from './pairing/pairing-capability';
 import { meshCapability } from './discovery/discovery-capability';
 import { hardwareCapability } from './hardware/hardware-capability';
+import { syncCapability } from './sync/sync-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability, hardwareCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability, hardwareCapability, syncCapability];

@@ -6,7 +6,7 @@ import { mkdirSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { deepFreeze, loadSettings, SettingsError, settingsFormat } from './config/load-settings';
-import { applyEnvironment, EnvironmentError, resolveHome } from './config/environment';
+import { applyEnvironment, clockOffset, EnvironmentError, resolveHome } from './config/environment';
 import type { Settings } from './config/settings-schema';
 import { createLogger } from './kernel/logger';
 import { InstanceLock, InstanceLockedError } from './store/instance-lock';
@@ -42,12 +42,12 @@ class StartupError extends Error {
   }
 }
 
-function configure(flags: ServeFlags): { home: string; settings: Settings } {
+function configure(flags: ServeFlags): { home: string; settings: Settings; clockOffsetMs: number } {
   const home = resolveHome(process.env, flags.home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   try {
     const settings = deepFreeze(applyEnvironment(loadSettings(join(home, 'settings.json'), settingsFormat(CAPABILITIES)), process.env, flags));
-    return { home, settings };
+    return { home, settings, clockOffsetMs: clockOffset(process.env) };
   } catch (err) {
     if (err instanceof SettingsError || err instanceof EnvironmentError) throw new StartupError(err.message, EXIT_CONFIG);
     throw err;
@@ -65,8 +65,9 @@ export async function serve(flags: ServeFlags): Promise<void> {
   process.umask(0o077);
   let home: string;
   let settings: Settings;
+  let clockOffsetMs: number;
   try {
-    ({ home, settings } = configure(flags));
+    ({ home, settings, clockOffsetMs } = configure(flags));
   } catch (err) {
     if (!(err instanceof StartupError)) throw err;
     process.stderr.write(`svc: ${err.message}\n`);
@@ -76,7 +77,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   const scrubber = new SecretScrubber();
   const logger = createLogger(settings.log.level, undefined, scrubber);
   try {
-    await run(home, settings, logger, scrubber);
+    await run(home, settings, logger, scrubber, clockOffsetMs);
   } catch (err) {
     heldLock?.release();
     if (err instanceof StartupError) {
@@ -89,7 +90,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   }
 }
 
-async function run(home: string, settings: Settings, logger: Logger, scrubber: SecretScrubber): Promise<void> {
+async function run(home: string, settings: Settings, logger: Logger, scrubber: SecretScrubber, clockOffsetMs: number): Promise<void> {
   const lifecycle = new Lifecycle();
   const lock = new InstanceLock(home);
   try {
@@ -114,7 +115,9 @@ async function run(home: string, settings: Settings, logger: Logger, scrubber: S
   const apiToken = loadApiToken({ home, envToken: process.env.SVC_API_TOKEN, credentialsDir: process.env.CREDENTIALS_DIRECTORY });
   chmodSync(home, 0o700);
 
-  const brain = await assembleBrain({ home, settings, logger, version: VERSION, lifecycle, apiToken, vaultKey: vaultKey.key, scrubber }, CAPABILITIES);
+  // SVC_CLOCK_OFFSET_MS: the brain's clock as a board with a wrong clock would have it (tests of sync under skew).
+  const clock = clockOffsetMs === 0 ? undefined : { now: () => Date.now() + clockOffsetMs };
+  const brain = await assembleBrain({ home, settings, logger, version: VERSION, lifecycle, apiToken, vaultKey: vaultKey.key, scrubber, ...(clock === undefined ? {} : { clock }) }, CAPABILITIES);
   try {
     await startParts(brain.parts, logger);
   } catch (err) {

@@ -17,7 +17,8 @@ export const ENVIRONMENT_VARIABLES = {
   SVC_LOG_LEVEL: 'pino level: fatal error warn info debug trace silent',
   SVC_METRICS_ENDPOINT: '1 (default) serves /metrics; 0, false, off silence the endpoint and all metric emission',
   SVC_METRICS_PUBLIC: '1 serves /metrics to callers off loopback; otherwise they get 404',
-  SVC_SYNC_DISABLED: '1 marks a deployment as single-node: the brain stops advertising its sync service over mDNS (mesh.advertise_sync)',
+  SVC_SYNC_DISABLED: '1 marks a deployment as single-node: no /sync, no sync journal, no sync advertising over mDNS; the svc_sync_* metrics stay 0 (sync.enabled and mesh.advertise_sync false)',
+  SVC_CLOCK_OFFSET_MS: "Shifts the brain's clock by this many milliseconds (an integer, may be negative), as a board with a wrong clock would; for tests of sync under clock skew",
   SVC_GENERIC_HARDWARE_SKILLS: '0 turns off the generated hwdev_<device>__<action> tools in favour of the hand-written device skills (hardware.generic_tools; docs/hardware.md)',
   SVC_DEBUG: '1 makes the svc client print the stack of an error after its one-line message',
   CREDENTIALS_DIRECTORY: 'Set by systemd LoadCredential=; vault.key and api-token are read from it',
@@ -38,6 +39,14 @@ export function resolveHome(env: Env, flag?: string): string {
 }
 
 export class EnvironmentError extends Error {}
+
+/** SVC_CLOCK_OFFSET_MS: how far the brain's clock is shifted from the machine's (0 when unset). */
+export function clockOffset(env: Env): number {
+  const raw = env.SVC_CLOCK_OFFSET_MS?.trim() ?? '';
+  if (raw === '') return 0;
+  if (!/^-?\d{1,12}$/.test(raw)) throw new EnvironmentError(`SVC_CLOCK_OFFSET_MS=${raw}: expected an integer number of milliseconds`);
+  return Number(raw);
+}
 
 /** Decimal digits only: Number() would also take "0x1F" or "1e3" as a port. */
 function port(value: string, name: string): number {
@@ -62,12 +71,15 @@ export function applyEnvironment(settings: Settings, env: Env, flags: { host?: s
   s.metrics.endpoint = envFlag(env.SVC_METRICS_ENDPOINT, s.metrics.endpoint);
   // SVC_METRICS_PUBLIC is off unless exactly 1 (spec 4.12).
   if (env.SVC_METRICS_PUBLIC !== undefined) s.metrics.public = env.SVC_METRICS_PUBLIC.trim() === '1';
-  // Spec 4.14: SVC_SYNC_DISABLED=1 marks the deployment single-node; the mesh capability then does not
-  // advertise the sync service (docs/mesh.md). It overlays the capability's own settings section.
+  // Spec 4.14: SVC_SYNC_DISABLED=1 marks the deployment single-node: the sync capability is off and the
+  // mesh capability does not advertise the sync service (docs/sync.md, docs/mesh.md). It overlays the
+  // capabilities' own settings sections.
   if (env.SVC_SYNC_DISABLED !== undefined && env.SVC_SYNC_DISABLED.trim() === '1') {
     const sections = s as Settings & Record<string, unknown>;
     const mesh = sections.mesh;
     sections.mesh = { ...(typeof mesh === 'object' && mesh !== null ? mesh : {}), advertise_sync: false };
+    const sync = sections.sync;
+    sections.sync = { ...(typeof sync === 'object' && sync !== null ? sync : {}), enabled: false };
   }
   // Spec 1.7: SVC_GENERIC_HARDWARE_SKILLS=0 disables the generated device tools (docs/hardware.md).
   if (env.SVC_GENERIC_HARDWARE_SKILLS !== undefined && env.SVC_GENERIC_HARDWARE_SKILLS.trim() !== '') {

@@ -4,13 +4,12 @@
 // missing. A feature that arrives moves its section into settings-schema.ts and its variables into
 // ENVIRONMENT_VARIABLES, and drops them from here.
 
-const SYNC = 'federated memory sync (this brain is always single-node)';
 const WEBHOOKS = 'webhook intake';
 const UPDATE = 'scheduled release checks';
 const PUSH = 'push notifications';
 
 /** settings.json top-level section → the feature it would configure. */
-export const UNSUPPORTED_SECTIONS: Readonly<Record<string, string>> = { sync: SYNC, webhooks: WEBHOOKS, update: UPDATE, channels: PUSH };
+export const UNSUPPORTED_SECTIONS: Readonly<Record<string, string>> = { webhooks: WEBHOOKS, update: UPDATE, channels: PUSH };
 
 /** Environment variable → the feature it would configure. */
 export const UNSUPPORTED_VARIABLES: Readonly<Record<string, string>> = {

@@ -1,6 +1,6 @@
-// Spec 4.12 metrics whose emitter does not exist yet: federated sync and the skill sandbox (the
-// approval queue's gauge moved into daemon/approvals/). They are declared here until the sync and skills capabilities
-// land; each then moves into its capability, which declares it through its own context.metrics (and
+// Spec 4.12 metrics whose emitter does not exist yet: the skill sandbox (the approval queue's gauge
+// moved into daemon/approvals/, the sync metrics into daemon/sync/). They are declared here until the
+// skills capability lands; each then moves into its capability, which declares it through its own context.metrics (and
 // its line goes from here). Until then they are zero-valued series, so the alerts and dashboard
 // panels built on them stay quiet instead of reading a missing series (docs/metrics.md).
 import type { MetricsRegistry } from '../kernel/metrics';
@@ -8,21 +8,11 @@ import type { MetricsRegistry } from '../kernel/metrics';
 /** The owner these are declared under until their capability declares them. */
 export const AWAITING_OWNER = 'awaiting-capabilities';
 
-/** Sync failure reasons (spec 4.12), each a zero-valued series from the start. */
-export const SYNC_FAILURE_REASONS = ['handshake', 'auth', 'protocol', 'timeout', 'network', 'conflict'] as const;
 /** Why a sandboxed skill was killed (spec 4.12), each a zero-valued series from the start. */
 export const SANDBOX_KILL_REASONS = ['timeout', 'memory', 'fault'] as const;
 
-/** Declares the four metrics nothing emits yet; called once by the composition root (daemon/brain.ts). */
+/** Declares the metrics nothing emits yet; called once by the composition root (daemon/brain.ts). */
 export function declareAwaitingCapabilities(registry: MetricsRegistry): void {
-  registry.gauge(AWAITING_OWNER, { name: 'svc_sync_active_peers', help: 'Sync peers with an open session' });
-  registry.counter<'reason'>(AWAITING_OWNER, {
-    name: 'svc_sync_failures_total',
-    help: 'Failed sync sessions by reason',
-    labels: ['reason'],
-    zero: SYNC_FAILURE_REASONS.map((reason) => ({ reason })),
-  });
-  registry.gauge(AWAITING_OWNER, { name: 'svc_sync_was_active_recent', help: '1 when sync had a peer within the last hour' });
   registry.counter<'reason'>(AWAITING_OWNER, {
     name: 'svc_sandbox_kills_total',
     help: 'Sandboxed skills killed, by reason',
