@@ -21,6 +21,15 @@ export interface MemoryChange {
   id: string;
   /** The searchable text of the item after the change (absent on delete). */
   text?: string;
+  /**
+   * The brain's memory revision of the change (daemon/memory/memory-journal.ts): for a local change,
+   * the revision its journal entry carries, taken in the change's own transaction, so a listener can
+   * tell every local change from the one before and the journal (the op log) already holds it. A change
+   * applied from another brain (Memory.applyRemote) is not journaled and takes no revision of its own:
+   * it carries the revision the memory was at when it was applied, which is never above the last local
+   * change's — so a listener that keeps the greatest revision seen learns of no new local change from it.
+   */
+  revision: number;
 }
 
 /**

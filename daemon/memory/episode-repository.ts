@@ -6,7 +6,7 @@ import { cjkIndexText } from './cjk-segmenter';
 import { iso, isoOrNull, newId } from './ids';
 import type { EpisodeInput, EpisodeSink } from './episode-writer';
 import type { MemoryEvents } from './memory-events';
-import type { JournalEpisode, JournalRecorder } from './memory-journal';
+import { currentRevision, type JournalEpisode, type JournalRecorder } from './memory-journal';
 import { olderThan, toPage } from './pagination';
 
 export interface EpisodeRow {
@@ -78,18 +78,17 @@ export class EpisodeRepository implements EpisodeSink {
     };
     const searchable = (input.searchable ?? true) ? 1 : 0;
     row.searchable = searchable;
-    row.seq = await this.store.write((db) => {
-      const seq = Number(
+    const revision = await this.store.write((db) => {
+      row.seq = Number(
         db.run(
           'INSERT INTO memory_episodes (id, session_id, summary, reason, summariser, message_count, started_at, ended_at, created_at, searchable, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
           [row.id, row.session_id, row.summary, row.reason, row.summariser, row.message_count, row.started_at, row.ended_at, now, searchable, cjkIndexText(row.summary)],
         ).lastInsertRowid,
       );
-      this.journal.record(db, { kind: 'episode.put', id: row.id, record: episodeRecord(row) }, now);
-      return seq;
+      return this.journal.record(db, { kind: 'episode.put', id: row.id, record: episodeRecord(row) }, now);
     });
     // An episode kept out of search is nothing the vector index, term statistics or wiki follow.
-    if (searchable === 1) this.events.emit({ kind: 'upsert', tier: 'episode', id: row.id, text: row.summary });
+    if (searchable === 1) this.events.emit({ kind: 'upsert', tier: 'episode', id: row.id, text: row.summary, revision });
     return episodeFromRow(row);
   }
 
@@ -100,13 +99,9 @@ export class EpisodeRepository implements EpisodeSink {
 
   async delete(id: string): Promise<boolean> {
     const now = this.clock();
-    const removed = await this.store.write((db) => {
-      if (!remove(db, id)) return false;
-      this.journal.record(db, { kind: 'episode.delete', id }, now);
-      return true;
-    });
-    if (removed) this.events.emit({ kind: 'delete', tier: 'episode', id });
-    return removed;
+    const revision = await this.store.write((db) => (remove(db, id) ? this.journal.record(db, { kind: 'episode.delete', id }, now) : null));
+    if (revision !== null) this.events.emit({ kind: 'delete', tier: 'episode', id, revision });
+    return revision !== null;
   }
 
   /**
@@ -121,20 +116,20 @@ export class EpisodeRepository implements EpisodeSink {
       const params = [e.session_id, e.summary, e.reason, e.summariser, e.message_count, e.started_at, e.ended_at, e.created_at, searchable, cjkIndexText(e.summary), e.id];
       if (r) db.run('UPDATE memory_episodes SET session_id = ?, summary = ?, reason = ?, summariser = ?, message_count = ?, started_at = ?, ended_at = ?, created_at = ?, searchable = ?, cjk = ? WHERE id = ?', params);
       else db.run('INSERT INTO memory_episodes (session_id, summary, reason, summariser, message_count, started_at, ended_at, created_at, searchable, cjk, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', params);
-      return { searchable: r ? (r.searchable ?? 1) === 1 : false };
+      return { searchable: r ? (r.searchable ?? 1) === 1 : false, revision: currentRevision(db) };
     });
     if (!before) return false;
     // As addEpisode: what is out of search is nothing the derived parts follow (and leaves them when it goes out).
-    if (e.searchable) this.events.emit({ kind: 'upsert', tier: 'episode', id: e.id, text: e.summary });
-    else if (before.searchable) this.events.emit({ kind: 'delete', tier: 'episode', id: e.id });
+    if (e.searchable) this.events.emit({ kind: 'upsert', tier: 'episode', id: e.id, text: e.summary, revision: before.revision });
+    else if (before.searchable) this.events.emit({ kind: 'delete', tier: 'episode', id: e.id, revision: before.revision });
     return true;
   }
 
   /** An episode delete received from another brain; false when it was not here. */
   async deleteRemote(id: string): Promise<boolean> {
-    const removed = await this.store.write((db) => remove(db, id));
-    if (removed) this.events.emit({ kind: 'delete', tier: 'episode', id });
-    return removed;
+    const revision = await this.store.write((db) => (remove(db, id) ? currentRevision(db) : null));
+    if (revision !== null) this.events.emit({ kind: 'delete', tier: 'episode', id, revision });
+    return revision !== null;
   }
 
   list(page: { cursor?: string | undefined; limit: number }): { items: Episode[]; next_cursor: string | null } {

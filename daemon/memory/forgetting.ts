@@ -119,13 +119,11 @@ export class Forgetting {
       this.stats.forgetText(r.summary);
       if (red.empty) {
         this.deleteItem(db, 'memory_episodes', r.id);
-        this.journal.record(db, { kind: 'episode.delete', id: r.id }, now);
-        changes.push({ kind: 'delete', tier: 'episode', id: r.id });
+        changes.push({ kind: 'delete', tier: 'episode', id: r.id, revision: this.journal.record(db, { kind: 'episode.delete', id: r.id }, now) });
       } else {
         db.run('UPDATE memory_episodes SET summary = ?, cjk = ? WHERE seq = ?', [red.text, cjkIndexText(red.text), r.seq]);
-        const redacted = db.get<EpisodeRow>('SELECT * FROM memory_episodes WHERE seq = ?', [r.seq]);
-        if (redacted) this.journal.record(db, { kind: 'episode.put', id: r.id, record: episodeRecord(redacted) }, now);
-        changes.push({ kind: 'upsert', tier: 'episode', id: r.id, text: red.text });
+        const redacted = db.get<EpisodeRow>('SELECT * FROM memory_episodes WHERE seq = ?', [r.seq])!;
+        changes.push({ kind: 'upsert', tier: 'episode', id: r.id, text: red.text, revision: this.journal.record(db, { kind: 'episode.put', id: r.id, record: episodeRecord(redacted) }, now) });
       }
     }
     return changes;
@@ -149,13 +147,11 @@ export class Forgetting {
       // episode that repeated the note): one the user asserted on its own, or another note, keeps it.
       if (left.length === 0 || (repeating.includes(id) && left.every((s) => fromConversation(s.source)))) {
         this.deleteItem(db, 'memory_triples', id);
-        this.journal.record(db, { kind: 'triple.delete', id }, now);
-        changes.push({ kind: 'delete', tier: 'knowledge', id });
+        changes.push({ kind: 'delete', tier: 'knowledge', id, revision: this.journal.record(db, { kind: 'triple.delete', id }, now) });
       } else {
         db.run('UPDATE memory_triples SET confidence = ? WHERE id = ?', [noisyOr(left.map((s) => s.confidence)), id]);
-        const record = tripleRecord(db, id);
-        if (record) this.journal.record(db, { kind: 'triple.put', id, record }, now);
-        changes.push({ kind: 'annotate', tier: 'knowledge', id });
+        const record = tripleRecord(db, id)!;
+        changes.push({ kind: 'annotate', tier: 'knowledge', id, revision: this.journal.record(db, { kind: 'triple.put', id, record }, now) });
       }
     }
     return changes;

@@ -7,7 +7,7 @@ import type { Db, Store } from '../store/store';
 import { notFound } from '../kernel/errors';
 import { iso, isoOrNull, tierOf } from './ids';
 import type { MemoryEvents } from './memory-events';
-import type { JournalRecorder, JournalTriple } from './memory-journal';
+import { currentRevision, type JournalRecorder, type JournalTriple } from './memory-journal';
 import { tripleCjk } from './memory-schema';
 
 export interface TripleRow {
@@ -81,13 +81,12 @@ export class KnowledgeGraph {
   async add(triples: readonly TripleInput[], source: string): Promise<Triple[]> {
     const now = this.clock();
     const named = sourceName(source);
-    const ids = await this.store.write((db) => {
-      const asserted = triples.map((t) => this.assert(db, t, named, now));
-      for (const id of new Set(asserted)) this.journal.record(db, { kind: 'triple.put', id, record: tripleRecord(db, id)! }, now);
-      return asserted;
+    const revisions = await this.store.write((db) => {
+      const asserted = new Set(triples.map((t) => this.assert(db, t, named, now)));
+      return new Map([...asserted].map((id) => [id, this.journal.record(db, { kind: 'triple.put', id, record: tripleRecord(db, id)! }, now)]));
     });
-    const rows = [...new Set(ids)].map((id) => this.row(id)!);
-    for (const r of rows) this.events.emit({ kind: 'upsert', tier: 'knowledge', id: r.id, text: tripleText(r) });
+    const rows = [...revisions.keys()].map((id) => this.row(id)!);
+    for (const r of rows) this.events.emit({ kind: 'upsert', tier: 'knowledge', id: r.id, text: tripleText(r), revision: revisions.get(r.id)! });
     return rows.map((r) => this.toTriple(r));
   }
 
@@ -117,24 +116,20 @@ export class KnowledgeGraph {
   /** Sets the confidence by hand; a later assertion from any source recomputes it from the sources. */
   async setConfidence(id: string, confidence: number): Promise<Triple> {
     const now = this.clock();
-    await this.store.write((db) => {
+    const revision = await this.store.write((db) => {
       if (db.run('UPDATE memory_triples SET confidence = ?, updated_at = ? WHERE id = ?', [confidence, now, id]).changes === 0) throw notFound('triple', id);
-      this.journal.record(db, { kind: 'triple.put', id, record: tripleRecord(db, id)! }, now);
+      return this.journal.record(db, { kind: 'triple.put', id, record: tripleRecord(db, id)! }, now);
     });
     // The wiki shows confidences; the vector index and term statistics have nothing to redo.
-    this.events.emit({ kind: 'annotate', tier: 'knowledge', id });
+    this.events.emit({ kind: 'annotate', tier: 'knowledge', id, revision });
     return this.get(id)!;
   }
 
   async delete(id: string): Promise<boolean> {
     const now = this.clock();
-    const removed = await this.store.write((db) => {
-      if (!remove(db, id)) return false;
-      this.journal.record(db, { kind: 'triple.delete', id }, now);
-      return true;
-    });
-    if (removed) this.events.emit({ kind: 'delete', tier: 'knowledge', id });
-    return removed;
+    const revision = await this.store.write((db) => (remove(db, id) ? this.journal.record(db, { kind: 'triple.delete', id }, now) : null));
+    if (revision !== null) this.events.emit({ kind: 'delete', tier: 'knowledge', id, revision });
+    return revision !== null;
   }
 
   /**
@@ -155,18 +150,18 @@ export class KnowledgeGraph {
       );
       db.run('DELETE FROM memory_triple_sources WHERE triple_id = ?', [t.id]);
       for (const s of t.sources) db.run('INSERT INTO memory_triple_sources (triple_id, source, confidence, at) VALUES (?, ?, ?, ?)', [t.id, s.source, s.confidence, s.at]);
-      return before && tripleText(before) === tripleText(t) ? 'annotate' : 'upsert';
+      return { kind: before && tripleText(before) === tripleText(t) ? ('annotate' as const) : ('upsert' as const), revision: currentRevision(db) };
     });
-    if (change === 'annotate') this.events.emit({ kind: 'annotate', tier: 'knowledge', id: t.id });
-    else if (change === 'upsert') this.events.emit({ kind: 'upsert', tier: 'knowledge', id: t.id, text: tripleText(t) });
+    if (change?.kind === 'annotate') this.events.emit({ kind: 'annotate', tier: 'knowledge', id: t.id, revision: change.revision });
+    else if (change?.kind === 'upsert') this.events.emit({ kind: 'upsert', tier: 'knowledge', id: t.id, text: tripleText(t), revision: change.revision });
     return change !== null;
   }
 
   /** A fact delete received from another brain; false when it was not here. */
   async deleteRemote(id: string): Promise<boolean> {
-    const removed = await this.store.write((db) => remove(db, id));
-    if (removed) this.events.emit({ kind: 'delete', tier: 'knowledge', id });
-    return removed;
+    const revision = await this.store.write((db) => (remove(db, id) ? currentRevision(db) : null));
+    if (revision !== null) this.events.emit({ kind: 'delete', tier: 'knowledge', id, revision });
+    return revision !== null;
   }
 
   /** Filter on exact (normalised) subject/predicate/object, then follow `depth` hops through shared entities. */

@@ -33,11 +33,16 @@ export function nextRevision(db: Db): number {
 /** The brain's memory revision now: the revision of the last change journaled (0 before any). */
 export const currentRevision = (db: Db): number => db.get<{ revision: number }>('SELECT revision FROM memory_revision WHERE id = 1')?.revision ?? 0;
 
-/** What the repositories write to: stamps each change with the next revision and its time, then records it. */
+/**
+ * What the repositories write to: stamps each change with the next revision and its time, then records
+ * it. Returns the revision, for the change event announced after the commit (kernel/events.ts MemoryChange).
+ */
 export class JournalRecorder {
   constructor(private readonly journal: MemoryJournal = noJournal) {}
 
-  record(db: Db, change: MemoryJournalChange, at: number): void {
-    this.journal.record(db, { ...change, revision: nextRevision(db), at });
+  record(db: Db, change: MemoryJournalChange, at: number): number {
+    const revision = nextRevision(db);
+    this.journal.record(db, { ...change, revision, at });
+    return revision;
   }
 }

@@ -8,7 +8,7 @@ import type { MemoryEvents } from './memory-events';
 import { noteCjk } from './memory-schema';
 import { noteKey } from './note-key';
 import type { Forgetting } from './forgetting';
-import type { JournalNote, JournalRecorder } from './memory-journal';
+import { currentRevision, type JournalNote, type JournalRecorder } from './memory-journal';
 import { olderThan, toPage } from './pagination';
 
 export interface NoteRow {
@@ -74,19 +74,17 @@ export class NoteRepository {
   async add(input: { text: string; source?: string | undefined; tags?: readonly string[] | undefined }): Promise<Note> {
     const now = this.clock();
     const key = noteKey(input.text);
-    const { row, changed } = await this.store.write((db) => {
+    const { row, changed, revision } = await this.store.write((db) => {
       const same = db.get<NoteRow>('SELECT * FROM memory_notes WHERE text_key = ? ORDER BY seq DESC LIMIT 1', [key]);
       if (same) {
         const refreshed = refresh(db, same, input.tags ?? [], now);
-        this.journal.record(db, { kind: 'note.put', id: same.id, record: noteRecord(refreshed.row) }, now);
-        return refreshed;
+        return { ...refreshed, revision: this.journal.record(db, { kind: 'note.put', id: same.id, record: noteRecord(refreshed.row) }, now) };
       }
       const r: NoteRow = { seq: 0, id: newId('note', now), text: input.text, source: input.source ?? 'user', tags: tagsText(input.tags ?? []), created_at: now, updated_at: now, recall_count: 0, recalled_at: null };
       r.seq = Number(db.run('INSERT INTO memory_notes (id, text, source, tags, created_at, updated_at, text_key, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [r.id, r.text, r.source, r.tags, now, now, key, noteCjk(r.text, r.tags)]).lastInsertRowid);
-      this.journal.record(db, { kind: 'note.put', id: r.id, record: noteRecord(r) }, now);
-      return { row: r, changed: true };
+      return { row: r, changed: true, revision: this.journal.record(db, { kind: 'note.put', id: r.id, record: noteRecord(r) }, now) };
     });
-    if (changed) this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row) });
+    if (changed) this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row), revision });
     return noteFromRow(row);
   }
 
@@ -101,15 +99,14 @@ export class NoteRepository {
 
   async update(id: string, patch: NoteUpdate): Promise<Note> {
     const now = this.clock();
-    const row = await this.store.write((db) => {
+    const { row, revision } = await this.store.write((db) => {
       const r = db.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [id]);
       if (!r) throw notFound('note', id);
       const next: NoteRow = { ...r, text: patch.text ?? r.text, tags: patch.tags ? tagsText(patch.tags) : r.tags, updated_at: now };
       db.run('UPDATE memory_notes SET text = ?, tags = ?, cjk = ?, updated_at = ?, text_key = ? WHERE seq = ?', [next.text, next.tags, noteCjk(next.text, next.tags), now, noteKey(next.text), r.seq]);
-      this.journal.record(db, { kind: 'note.put', id, record: noteRecord(next) }, now);
-      return next;
+      return { row: next, revision: this.journal.record(db, { kind: 'note.put', id, record: noteRecord(next) }, now) };
     });
-    this.events.emit({ kind: 'upsert', tier: 'note', id, text: noteSearchText(row) });
+    this.events.emit({ kind: 'upsert', tier: 'note', id, text: noteSearchText(row), revision });
     return noteFromRow(row);
   }
 
@@ -124,8 +121,8 @@ export class NoteRepository {
       if (!r) return null;
       db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
       db.run('DELETE FROM memory_notes WHERE seq = ?', [r.seq]);
-      this.journal.record(db, { kind: 'note.delete', id }, now);
-      return [{ kind: 'delete', tier: 'note', id, text: noteSearchText(r) } as const, ...(this.forgetting?.forgetNote(db, id, r.text, now) ?? [])];
+      const revision = this.journal.record(db, { kind: 'note.delete', id }, now);
+      return [{ kind: 'delete', tier: 'note', id, text: noteSearchText(r), revision } as const, ...(this.forgetting?.forgetNote(db, id, r.text, now) ?? [])];
     });
     for (const c of changes ?? []) this.events.emit(c);
     return changes !== null;
@@ -138,17 +135,17 @@ export class NoteRepository {
    */
   async putRemote(note: JournalNote): Promise<boolean> {
     const tags = note.tags.length === 0 ? '' : JSON.stringify(note.tags);
-    const row = await this.store.write((db) => {
+    const put = await this.store.write((db) => {
       const r = db.get<NoteRow>('SELECT * FROM memory_notes WHERE id = ?', [note.id]);
       const next: NoteRow = { seq: r?.seq ?? 0, id: note.id, text: note.text, source: note.source, tags, created_at: note.created_at, updated_at: note.updated_at, recall_count: r?.recall_count ?? 0, recalled_at: r?.recalled_at ?? null };
       const params = [next.text, next.source, tags, noteCjk(next.text, tags), next.created_at, next.updated_at, noteKey(next.text)];
       if (!r) db.run('INSERT INTO memory_notes (text, source, tags, cjk, created_at, updated_at, text_key, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [...params, note.id]);
       else if (r.text === next.text && r.source === next.source && r.tags === tags && r.created_at === next.created_at && r.updated_at === next.updated_at) return null;
       else db.run('UPDATE memory_notes SET text = ?, source = ?, tags = ?, cjk = ?, created_at = ?, updated_at = ?, text_key = ? WHERE seq = ?', [...params, r.seq]);
-      return next;
+      return { row: next, revision: currentRevision(db) };
     });
-    if (row) this.events.emit({ kind: 'upsert', tier: 'note', id: row.id, text: noteSearchText(row) });
-    return row !== null;
+    if (put) this.events.emit({ kind: 'upsert', tier: 'note', id: put.row.id, text: noteSearchText(put.row), revision: put.revision });
+    return put !== null;
   }
 
   /**
@@ -164,9 +161,9 @@ export class NoteRepository {
       db.run('DELETE FROM memory_vectors WHERE item_id = ?', [id]);
       db.run('DELETE FROM memory_notes WHERE seq = ?', [r.seq]);
       this.forgetting?.fingerprint(db, id, r.text, now);
-      return r;
+      return { row: r, revision: currentRevision(db) };
     });
-    if (removed) this.events.emit({ kind: 'delete', tier: 'note', id, text: noteSearchText(removed) });
+    if (removed) this.events.emit({ kind: 'delete', tier: 'note', id, text: noteSearchText(removed.row), revision: removed.revision });
     return removed !== null;
   }
 

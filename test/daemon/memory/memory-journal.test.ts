@@ -325,3 +325,67 @@ void test('a database written before the journal existed starts its revisions at
     await mem.close();
   }
 });
+
+void test('every change event carries the revision of its journal entry; a change applied from another brain carries the revision the brain was at', async (t) => {
+  const a = brain(new TableJournal());
+  const b = brain(new TableJournal());
+  t.after(async () => {
+    await a.close();
+    await b.close();
+  });
+  const seen: MemoryChange[] = [];
+  a.events.on('test', (c) => seen.push(c));
+  const note = await a.memory.remember('My wifi password is hunter2', { tags: ['home'] });
+  await a.memory.remember('my wifi password is hunter2.', { tags: ['secrets'] });
+  const episode = await a.memory.recordEpisode({ sessionId: 's1', reason: 'session_end', messages: chat('Remember my wifi password is hunter2.', "I'll remember that.", 'When is the boiler service?', 'It is booked for March.') });
+  assert.ok(episode);
+  const [fact] = await a.memory.addTriples([{ subject: 'home wifi', predicate: 'has password', object: 'hunter2', confidence: 0.5 }], note.id);
+  await a.memory.addTriples([{ subject: 'home wifi', predicate: 'has password', object: 'hunter2', confidence: 0.6 }], 'user');
+  const [other] = await a.memory.addTriples([{ subject: 'Anna', predicate: 'likes', object: 'green tea' }], 'user');
+  await a.memory.parts.knowledge.setConfidence(fact!.id, 0.9);
+  await a.memory.parts.notes.update(note.id, { tags: ['home', 'network'] });
+  await a.memory.forget(note.id);
+  await a.memory.forget(other!.id);
+  await a.memory.forget(episode.id);
+
+  const journal = new Map(entries(a).map((e) => [e.revision, e]));
+  assert.deepEqual(
+    seen.map((c) => [c.revision, c.kind, c.tier, c.id]),
+    [
+      [1, 'upsert', 'note', note.id],
+      [2, 'upsert', 'note', note.id],
+      [3, 'upsert', 'episode', episode.id],
+      [4, 'upsert', 'knowledge', fact!.id],
+      [5, 'upsert', 'knowledge', fact!.id],
+      [6, 'upsert', 'knowledge', other!.id],
+      [7, 'annotate', 'knowledge', fact!.id],
+      [8, 'upsert', 'note', note.id],
+      // The forget's cascade: each redacted or re-weighted record with its own entry's revision.
+      [9, 'delete', 'note', note.id],
+      [10, 'upsert', 'episode', episode.id],
+      [11, 'annotate', 'knowledge', fact!.id],
+      [12, 'delete', 'knowledge', other!.id],
+      [13, 'delete', 'episode', episode.id],
+    ],
+  );
+  for (const c of seen) assert.equal(journal.get(c.revision)?.id, c.id, `revision ${c.revision} is the journal entry of ${c.id}`);
+
+  // B applies A's changes before writing anything itself: no revision of its own is used, events say 0.
+  const applied: MemoryChange[] = [];
+  b.events.on('test', (c) => applied.push(c));
+  for (const e of entries(a).slice(0, 6)) await b.memory.applyRemote(e);
+  assert.deepEqual(
+    applied.map((c) => c.revision),
+    [0, 0, 0, 0, 0, 0],
+  );
+  const own = await b.memory.remember('The boiler service is booked for March');
+  assert.deepEqual([applied.at(-1)?.id, applied.at(-1)?.revision], [own.id, 1]);
+  applied.length = 0;
+  for (const e of entries(a).slice(6)) await b.memory.applyRemote(e);
+  assert.deepEqual(
+    applied.map((c) => c.revision),
+    [1, 1, 1, 1, 1, 1, 1],
+    'after its own change (revision 1), applied changes carry 1: none is above the last local change',
+  );
+  assert.equal(currentRevision(b.store), 1);
+});

@@ -146,11 +146,11 @@ void test('waits end at their time or on a matching bus event; an event wait tim
 
   const evented = await rig.engine.create(flow([{ type: 'wait', event: { type: 'memory_changed', match: { tier: 'note' } } }, { type: 'tool', tool: 'read_temp' }]), {});
   await rig.until(evented.id, 'waiting');
-  rig.bus.emit({ type: 'memory_changed', kind: 'upsert', tier: 'episode', id: 'ep_1' });
+  rig.bus.emit({ type: 'memory_changed', kind: 'upsert', tier: 'episode', id: 'ep_1', revision: 1 });
   assert.equal(rig.store.get(evented.id)!.status, 'waiting', 'a non-matching event is not it');
-  rig.bus.emit({ type: 'memory_changed', kind: 'upsert', tier: 'note', id: 'note_9', text: 'hello' });
+  rig.bus.emit({ type: 'memory_changed', kind: 'upsert', tier: 'note', id: 'note_9', text: 'hello', revision: 2 });
   const got = await rig.until(evented.id, 'completed');
-  assert.deepEqual(got.steps[0]!.result, { type: 'memory_changed', kind: 'upsert', tier: 'note', id: 'note_9', text: 'hello' });
+  assert.deepEqual(got.steps[0]!.result, { type: 'memory_changed', kind: 'upsert', tier: 'note', id: 'note_9', text: 'hello', revision: 2 });
 
   const lonely = await rig.engine.create(flow([{ type: 'wait', event: { type: 'turn_finished' }, timeout_seconds: 1 }]), {});
   const timedOut = await rig.until(lonely.id, 'failed');

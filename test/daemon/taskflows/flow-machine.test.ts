@@ -398,7 +398,7 @@ async function run(ops: readonly Op[], t: { after(fn: () => unknown): void }): P
           break;
         }
         case 'event':
-          rig.bus.emit({ type: 'memory_changed', kind: 'upsert', tier: o.tier, id: `${o.tier}_1` });
+          rig.bus.emit({ type: 'memory_changed', kind: 'upsert', tier: o.tier, id: `${o.tier}_1`, revision: 1 });
           break;
         case 'crash':
           await turns(o.ticks);
