@@ -18,7 +18,7 @@ import type { AgentMemory, ClientConnections, DeviceDirectory, IdentityDocuments
 import type { Tool } from './tool';
 import type { ToolRegistry } from './tool-registry';
 
-export type { Db, Migration };
+export type { Db, Migration, Store };
 
 /** Secrets by namespace (the vault, spec 5.4): never logged, never given to the model. */
 export interface SecretStore {

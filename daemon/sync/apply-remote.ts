@@ -16,7 +16,7 @@ import { liveSources, registerView, type RegisterState, type TripleState } from 
 import { parseOp } from '../../sync/ops';
 import { BatchRefused } from '../../sync/session-stream';
 import type { MemoryJournalChange, MemoryReplicaPort } from '../kernel/ports';
-import type { Db, Store } from '../store/store';
+import type { Db, Store } from '../kernel/capability';
 import { mergeOp, readCursor, visible, type Family, type OpLog, type RecordState } from './op-log';
 
 const wall = (hlc: string): number => decodeHlc(hlc)?.wall ?? 0;

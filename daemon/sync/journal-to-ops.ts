@@ -11,7 +11,7 @@
 import { stampOp, type UnstampedOp } from '../../sync/ops';
 import { liveSources, registerView } from '../../sync/merge';
 import type { JournalEntry, MemoryJournal } from '../kernel/ports';
-import type { Db } from '../store/store';
+import type { Db } from '../kernel/capability';
 import { mergeOp, type OpLog } from './op-log';
 
 export class OpLogJournal implements MemoryJournal {

@@ -23,7 +23,7 @@ import {
 } from '../../sync/merge';
 import { collectable } from '../../sync/replica';
 import { VersionVector } from '../../sync/version-vector';
-import type { Db, Migration } from '../store/store';
+import type { Db, Migration } from '../kernel/capability';
 
 export const SYNC_MIGRATIONS: readonly Migration[] = [
   {

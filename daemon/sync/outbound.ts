@@ -4,7 +4,7 @@
 // origin, and each origin's ops reach the peer in seq order (its cursor counts them without gaps).
 // The log is read as it was when the reading began: ops appended later wait for the next pull.
 import type { Cursor } from '../../protocol/sync-link';
-import type { Db } from '../store/store';
+import type { Db } from '../kernel/capability';
 
 const PAGE = 256;
 

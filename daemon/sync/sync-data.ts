@@ -2,7 +2,7 @@
 // applier of peers' batches and the SyncData a /sync session (sync/session-stream.ts) draws on.
 import type { SyncData } from '../../sync/session-stream';
 import type { MemoryReplicaPort } from '../kernel/ports';
-import type { Store } from '../store/store';
+import type { Store } from '../kernel/capability';
 import { RemoteApplier } from './apply-remote';
 import { OpLogJournal } from './journal-to-ops';
 import { OpLog, SYNC_MIGRATIONS } from './op-log';

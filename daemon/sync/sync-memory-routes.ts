@@ -10,9 +10,8 @@ import { NoteRevisions, type NoteRevision } from '../../protocol/sync-api';
 import { IdParams } from '../../protocol/memory';
 import { ErrorEnvelope } from '../../protocol/errors';
 import { routes } from '../http/route-kit';
-import type { RoutePlugin } from '../kernel/capability';
 import { notFound } from '../kernel/errors';
-import type { Db } from '../store/store';
+import type { Db, RoutePlugin } from '../kernel/capability';
 import { noteRevisions } from './op-log';
 
 /** One version as the API shows it: who wrote it and when, by the stamp it was written with. */

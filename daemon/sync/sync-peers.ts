@@ -3,7 +3,7 @@
 // brain (null when this brain completed the pairing), where to dial it, and when it was forgotten. The
 // rows are read once at start and kept in memory, so the responder's handshake looks a peer up
 // without touching SQLite; every change is written through before the cache changes.
-import type { Migration, Store } from '../store/store';
+import type { Migration, Store } from '../kernel/capability';
 import type { PinnedPeer } from '../../sync/identity-pairing';
 import type { PeerDirectory } from '../../sync/link-handshake';
 

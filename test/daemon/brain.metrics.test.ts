@@ -12,9 +12,9 @@ const SPEC: Record<string, { type: string; labels: string[]; help: string; owner
   svc_http_request_duration_seconds: { type: 'histogram', labels: ['method', 'route'], help: 'HTTP request duration by method and route template', owner: 'http' },
   svc_llm_429_total: { type: 'counter', labels: ['provider'], help: 'Rate-limit (429) answers from LLM providers', owner: 'providers' },
   svc_llm_failover_chain_exhausted_total: { type: 'counter', labels: [], help: 'Turns for which every provider in the failover chain failed', owner: 'providers' },
-  svc_sync_active_peers: { type: 'gauge', labels: [], help: 'Sync peers with an open session', owner: 'awaiting-capabilities' },
-  svc_sync_failures_total: { type: 'counter', labels: ['reason'], help: 'Failed sync sessions by reason', owner: 'awaiting-capabilities' },
-  svc_sync_was_active_recent: { type: 'gauge', labels: [], help: '1 when sync had a peer within the last hour', owner: 'awaiting-capabilities' },
+  svc_sync_active_peers: { type: 'gauge', labels: [], help: 'Sync peers with an established session now', owner: 'sync' },
+  svc_sync_failures_total: { type: 'counter', labels: ['reason'], help: 'Sync sessions that failed, and /sync upgrades refused, by reason', owner: 'sync' },
+  svc_sync_was_active_recent: { type: 'gauge', labels: [], help: '1 while a sync peer is connected or was within the last 15 minutes', owner: 'sync' },
   svc_supervisor_approval_queue: { type: 'gauge', labels: [], help: 'Tool calls waiting for approval', owner: 'approvals' },
   svc_tool_denials_total: { type: 'counter', labels: ['tool'], help: 'Tool calls refused by the permission plane', owner: 'agent' },
   svc_sandbox_kills_total: { type: 'counter', labels: ['reason'], help: 'Sandboxed skills killed, by reason', owner: 'awaiting-capabilities' },
@@ -41,7 +41,7 @@ void test('before anything happens: zero series for unlabelled metrics, fixed re
   const zero = (name: string, labels: Record<string, string> = {}): string => `${name}${JSON.stringify(labels)} 0`;
   const expected = [
     ...Object.entries(SPEC).filter(([name, row]) => row.labels.length === 0 && !name.startsWith('svc_http')).map(([name]) => zero(name)),
-    ...['handshake', 'auth', 'protocol', 'timeout', 'network', 'conflict'].map((reason) => zero('svc_sync_failures_total', { reason })),
+    ...['auth', 'protocol', 'clock_skew', 'timeout', 'io', 'too_large', 'replay'].map((reason) => zero('svc_sync_failures_total', { reason })),
     ...['timeout', 'memory', 'fault'].map((reason) => zero('svc_sandbox_kills_total', { reason })),
     ...['ollama', 'claude', 'local'].map((provider) => zero('svc_llm_429_total', { provider })),
     ...brain.tools.names().map((tool) => zero('svc_tool_denials_total', { tool })),

@@ -48,7 +48,7 @@ void test('two brains pair over loopback and sync notes, edits and deletes both 
   assert.equal(now.status, 200);
   assert.deepEqual(now.body.peers.map((p) => p.outcome), ['synced'], JSON.stringify(now.body));
   for (const brain of [a, b]) {
-    const texts = (await until('both notes on both brains', async () => {
+    const texts = (await until(() => 'both notes on both brains', async () => {
       const items = await notes(brain);
       return items.length === 2 ? items : undefined;
     })).map((n) => n.text).sort();
@@ -59,7 +59,7 @@ void test('two brains pair over loopback and sync notes, edits and deletes both 
   assert.equal((await b.api(`/api/memory/notes/${fromA.body.id}`, { method: 'PATCH', body: JSON.stringify({ text: 'the boiler is serviced in April' }) })).status, 200);
   assert.equal((await a.api(`/api/memory/notes/${fromB.body.id}`, { method: 'DELETE' })).status, 200);
   for (const brain of [a, b]) {
-    await until('the edit and the delete on both brains', async () => {
+    await until(() => 'the edit and the delete on both brains', async () => {
       const items = await notes(brain);
       return items.length === 1 && items[0]!.text === 'the boiler is serviced in April' ? items : undefined;
     });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { applyEnvironment, envFlag, EnvironmentError, ENVIRONMENT_VARIABLES, resolveHome } from '../../../daemon/config/environment';
+import { applyEnvironment, clockOffset, envFlag, EnvironmentError, ENVIRONMENT_VARIABLES, resolveHome } from '../../../daemon/config/environment';
 import { parseSettings } from '../../../daemon/config/load-settings';
 import { UNSUPPORTED_VARIABLES } from '../../../daemon/config/unsupported-settings';
 import type { Settings } from '../../../daemon/config/settings-schema';
@@ -72,6 +72,23 @@ test('SVC_SYNC_DISABLED=1 (exactly) turns off mesh.advertise_sync and keeps the 
   for (const value of ['0', 'true', 'yes', '', ' ']) assert.deepEqual(mesh(apply({ SVC_SYNC_DISABLED: value }, withMesh)), { advertise: false, advertise_sync: true }, value);
   assert.equal(mesh(apply({ SVC_SYNC_DISABLED: '0' })), undefined);
   assert.ok(!('SVC_SYNC_DISABLED' in UNSUPPORTED_VARIABLES), 'no longer refused: it has an effect');
+});
+
+test('SVC_SYNC_DISABLED=1 also turns sync off (sync.enabled false) and keeps the static peers', () => {
+  const sync = (settings: Settings): unknown => (settings as Settings & Record<string, unknown>).sync;
+  assert.deepEqual(sync(apply({ SVC_SYNC_DISABLED: '1' })), { enabled: false });
+  const peers = [{ url: 'ws://cabin.local:9090/sync', brain_id: '3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f' }];
+  const withSync = { ...defaults, sync: { enabled: true, peers } } as Settings;
+  assert.deepEqual(sync(apply({ SVC_SYNC_DISABLED: '1' }, withSync)), { enabled: false, peers });
+  for (const value of ['0', 'yes', '']) assert.deepEqual(sync(apply({ SVC_SYNC_DISABLED: value }, withSync)), { enabled: true, peers }, value);
+});
+
+test('SVC_CLOCK_OFFSET_MS: an integer of milliseconds, 0 when unset or empty; anything else is refused', () => {
+  assert.equal(clockOffset({}), 0);
+  assert.equal(clockOffset({ SVC_CLOCK_OFFSET_MS: '' }), 0);
+  assert.equal(clockOffset({ SVC_CLOCK_OFFSET_MS: '3600000' }), 3_600_000);
+  assert.equal(clockOffset({ SVC_CLOCK_OFFSET_MS: ' -3600000 ' }), -3_600_000);
+  for (const bad of ['1h', '1.5', '1e6', '0x10', '9999999999999']) assert.throws(() => clockOffset({ SVC_CLOCK_OFFSET_MS: bad }), EnvironmentError, bad);
 });
 
 test('SVC_GENERIC_HARDWARE_SKILLS sets hardware.generic_tools: 0 off, 1 on, anything else refused by name', () => {

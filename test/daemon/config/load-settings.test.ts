@@ -72,8 +72,8 @@ test('a section of a feature this version does not have is refused with its own 
     assert.equal(found.length, 1, key);
     assert.match(found[0]!, new RegExp(`^/${key}: this version of svc has no .+; remove the section$`), key);
   }
-  const mixed = problems(() => parseSettings({ sync: { disabled: true }, server: { port: 'x' }, channels: { push: {} } }));
-  assert.deepEqual(mixed.map((p) => p.slice(0, p.indexOf(':'))), ['/sync', '/channels', '/server/port']);
+  const mixed = problems(() => parseSettings({ update: { check: true }, server: { port: 'x' }, channels: { push: {} } }));
+  assert.deepEqual(mixed.map((p) => p.slice(0, p.indexOf(':'))), ['/update', '/channels', '/server/port']);
 });
 
 test('property: exactly one problem per unsupported section, whatever it holds; the supported sections still load', () => {

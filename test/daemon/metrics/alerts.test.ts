@@ -70,7 +70,7 @@ void test('the rule tests catch a wrong threshold, a shorter duration or a dropp
     ['> 0.05', '> 0.03'],
     ['{status="5xx"}', '{status=~"[45]xx"}'],
     ['for: 10m', 'for: 5m'],
-    [' and svc_sync_was_active_recent == 1', ''],
+    [' and max_over_time(svc_sync_was_active_recent[1h]) == 1', ''],
     ['> 50', '>= 50'],
     ['for: 30m', 'for: 20m'],
     ['increase(svc_llm_failover_chain_exhausted_total[5m])', 'increase(svc_llm_failover_chain_exhausted_total[15m])'],
