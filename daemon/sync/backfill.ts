@@ -18,7 +18,7 @@
 // no port that lists its records, and only these columns are read.
 import type { EpisodeBody, NoteBody } from '../../protocol/sync';
 import { parseOp, stampOp, type UnstampedOp } from '../../sync/ops';
-import type { Db, Store } from '../store/store';
+import type { Db, Store } from '../kernel/capability';
 import { mergeOp, type OpLog } from './op-log';
 
 export interface BackfillCounts {
