@@ -3,7 +3,7 @@
 // applies the recorded changes in order (Memory.applyRemote) ends with the same synced tables.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -15,6 +15,7 @@ import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import type { Db } from '../../../daemon/store/store';
 import type { ChatMessage } from '../../../daemon/kernel/conversation';
 import type { MemoryChange } from '../../../daemon/memory/memory-events';
+import { repoRoot } from '../../helpers/external-tools';
 
 /** A journal that keeps its entries in a table of the brain's own database, as an op log would. */
 class TableJournal implements MemoryJournal {
@@ -388,4 +389,42 @@ void test('every change event carries the revision of its journal entry; a chang
     'after its own change (revision 1), applied changes carry 1: none is above the last local change',
   );
   assert.equal(currentRevision(b.store), 1);
+});
+
+/**
+ * Where the synced tables are written (docs/memory.md "The journal"): only the repositories that
+ * journal, the migrations (derived columns) and decay's recall statistics. A write anywhere else would
+ * change content no other brain hears of.
+ */
+const SYNCED_TABLE_WRITERS: Readonly<Record<string, string>> = {
+  'daemon/memory/note-repository.ts': 'journals every local write; putRemote/deleteRemote apply what the op log already holds',
+  'daemon/memory/episode-repository.ts': 'the same',
+  'daemon/memory/knowledge-graph.ts': 'the same',
+  'daemon/memory/forgetting.ts': "inside the note delete's transaction, journaling each record it redacts or removes",
+  'daemon/memory/memory-schema.ts': 'migrations filling derived columns (text_key, cjk)',
+  'daemon/memory/decay.ts': 'recall statistics only (checked below)',
+};
+const WRITE = /\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(memory_notes|memory_episodes|memory_triples|memory_triple_sources|\$\{[^}]*\})(?=[\s(]|$)/g;
+
+function sourceFiles(dir: string, root: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(`${dir}/${e.name}`, root) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : []));
+}
+
+void test('only the journaling repositories write the synced tables; decay writes recall statistics only', () => {
+  const root = repoRoot();
+  const writers = new Map<string, string[]>();
+  for (const file of sourceFiles('daemon', root)) {
+    const text = readFileSync(join(root, file), 'utf8');
+    // A write whose table is computed counts where the file names a synced table at all.
+    const namesSynced = /memory_(notes|episodes|triples)\b|tierTables\(/.test(text);
+    for (const m of text.matchAll(WRITE)) {
+      if (m[1]!.startsWith('${') && !namesSynced) continue;
+      writers.set(file, [...(writers.get(file) ?? []), m[0]]);
+    }
+  }
+  const stray = [...writers.keys()].filter((f) => !(f in SYNCED_TABLE_WRITERS));
+  assert.deepEqual(stray, [], `synced tables written outside the journaling repositories: ${stray.map((f) => `${f} (${writers.get(f)!.join('; ')})`).join(', ')}`);
+  const decay = readFileSync(join(root, 'daemon/memory/decay.ts'), 'utf8');
+  const sets = [...decay.matchAll(/UPDATE \$\{[^}]*\} SET ([^`]*?) WHERE/g)].map((m) => m[1]);
+  assert.deepEqual(sets, ['recall_count = recall_count + ?, recalled_at = ?']);
 });
