@@ -114,7 +114,7 @@ export const syncCapability = defineCapability({
             // records from before the op log existed become ops; then the links.
             await layer.applier.flush();
             const filled = await backfillOps(context.store, layer.log);
-            if (filled.notes + filled.episodes + filled.triples > 0) context.logger.info(filled, 'sync: records from before the op log became ops');
+            if (filled.notes + filled.episodes + filled.triples + filled.skipped > 0) context.logger[filled.skipped > 0 ? 'warn' : 'info'](filled, 'sync: records from before the op log became ops (skipped: ops a peer would refuse)');
             links.start();
             mdns = await browsePeers(context, peers, statics, found);
           },

@@ -286,6 +286,8 @@ export class SyncLinks {
       ...(this.deps.config === undefined ? {} : { config: this.deps.config }),
       onEstablished: (p) => this.established(link, p.brainId),
       onApplied: () => {
+        // What one peer sent goes on to the others (a chain a–b–c relays through b).
+        this.notify();
         if (link.peer !== null) void this.deps.peers.synced(link.peer, this.deps.now()).catch((err: unknown) => this.log.error({ err, peer: link.peer }, 'recording the last sync failed'));
       },
       onEnd: (end) => this.ended(link, end),
