@@ -57,6 +57,8 @@ export const syncCapability = defineCapability({
     // Where other devices reach this brain, for a peer completing pairing to dial back.
     let reachable: string[] = [];
     let mdns: MdnsBrowse | null = null;
+    let starting: Promise<void> | null = null;
+    let stopped = false;
     context.bus.on(SYNC, (event) => {
       switch (event.type) {
         case 'memory_changed':
@@ -109,16 +111,26 @@ export const syncCapability = defineCapability({
       parts: [
         {
           name: 'links',
-          start: async () => {
-            // A crash between the op log's commit and the tier tables' left records to write; then
-            // records from before the op log existed become ops; then the links.
-            await layer.applier.flush();
-            const filled = await backfillOps(context.store, layer.log);
-            if (filled.notes + filled.episodes + filled.triples + filled.skipped > 0) context.logger[filled.skipped > 0 ? 'warn' : 'info'](filled, 'sync: records from before the op log became ops (skipped: ops a peer would refuse)');
-            links.start();
-            mdns = await browsePeers(context, peers, statics, found);
+          // In the background, so a big memory's backfill does not hold up listening: records a crash
+          // left between the op log's commit and the tier tables' are written first, then records from
+          // before the op log existed become ops, then the links start (a peer's batch is applied only
+          // after both).
+          start: () => {
+            starting = (async () => {
+              await layer.applier.flush();
+              const filled = await backfillOps(context.store, layer.log);
+              if (filled.notes + filled.episodes + filled.triples + filled.skipped > 0) {
+                context.logger[filled.skipped > 0 ? 'warn' : 'info'](filled, 'sync: records from before the op log became ops (skipped: ops a peer would refuse)');
+              }
+              if (stopped) return;
+              links.start();
+              mdns = await browsePeers(context, peers, statics, found);
+            })();
+            starting.catch((err: unknown) => context.logger.error({ err }, 'sync did not start: the op log could not be brought up to date; this brain does not sync until it restarts'));
           },
           stop: async () => {
+            stopped = true;
+            await starting?.catch(() => undefined);
             await mdns?.stop();
             await links.stop();
           },

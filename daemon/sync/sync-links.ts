@@ -87,6 +87,8 @@ export class SyncLinks {
   private readonly nonces = new RecentNonces();
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
+  /** Peers are answered only once the op log is up to date (start()). */
+  private started = false;
   private readonly log: Logger;
 
   constructor(private readonly deps: SyncLinksDeps) {
@@ -94,6 +96,7 @@ export class SyncLinks {
   }
 
   start(): void {
+    this.started = true;
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
     this.tick();
@@ -102,6 +105,7 @@ export class SyncLinks {
   /** A peer brain dials in: judges the hello of the upgrade request, if it carries one. */
   upgrade(helloHeader: string | undefined, remote: string): UpgradeVerdict {
     if (this.stopping) return { ok: false, status: 503, code: 'io', message: 'this brain is stopping' };
+    if (!this.started) return { ok: false, status: 503, code: 'io', message: 'this brain is still bringing its op log up to date' };
     const link = this.newLink('inbound', null);
     if (helloHeader !== undefined) {
       const decoded = decodeHelloHeader(helloHeader);

@@ -156,7 +156,7 @@ test('when both brains dial each other at once, both keep the session the lower 
   assert.equal(await failures(b, 'io'), 0);
 });
 
-test('a hello from a brain never paired is refused 401 before the upgrade and counted as auth; a forgotten peer gets revoked_peer', async (t) => {
+test('before start nobody is answered (503); a hello from a brain never paired is refused 401 before the upgrade and counted as auth; a forgotten peer gets revoked_peer', async (t) => {
   const a = await node();
   const b = await node();
   t.after(async () => {
@@ -166,6 +166,9 @@ test('a hello from a brain never paired is refused 401 before the upgrade and co
   const stranger = newIdentity();
   const helloFrom = (identity: SyncIdentity, to: Node): string =>
     new SyncSession({ identity, end: { role: 'initiator', peer: pinned(to.identity) }, data: to.brain.data, send: () => undefined, now: Date.now, onEnd: () => undefined }).helloHeader();
+  const early = a.links.upgrade(helloFrom(stranger, a), '127.0.0.1');
+  assert.deepEqual(early.ok ? null : early.status, 503, 'nobody is answered before the op log is up to date (start)');
+  a.links.start();
   const refused = a.links.upgrade(helloFrom(stranger, a), '127.0.0.1');
   assert.equal(refused.ok, false);
   assert.deepEqual(refused.ok ? null : [refused.status, refused.code], [401, 'unknown_peer']);
@@ -173,7 +176,6 @@ test('a hello from a brain never paired is refused 401 before the upgrade and co
 
   await pair(b, a);
   b.links.start();
-  a.links.start();
   await until(() => 'linked', async () => (a.links.connected(b.identity.brainId) ? true : undefined), 10_000);
   assert.ok(await a.peers.forget(b.identity.brainId, Date.now()));
   a.links.forgotten(b.identity.brainId);
