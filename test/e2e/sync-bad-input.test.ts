@@ -1,0 +1,484 @@
+// Bad input on /sync against a built brain (issue 15: malformed, replayed, oversized and forged ops are
+// refused and counted; the link and the brain survive). The test is a peer brain with a real Ed25519
+// identity, paired through POST /api/sync/pair/accept, that dials the brain's /sync with a real
+// WebSocket: the handshake of sync/link-handshake.ts, then hand-made frames. Each bad input gets the
+// refusal of docs/sync.md "Refusals and failure reasons" (refuse frame code and close code, or the HTTP
+// status before the upgrade), moves svc_sync_failures_total{reason} by exactly one, applies nothing,
+// and leaves a brain that answers /health and syncs one op over a fresh, good session (the whole
+// SyncSession of sync/session-link.ts as the initiator).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { WebSocket, type RawData } from 'ws';
+import type { SyncOp } from '../../protocol/sync';
+import type { SyncStatus } from '../../protocol/sync-api';
+import { SYNC_CONTEXT, SYNC_HELLO_HEADER, SYNC_LINK_VERSION, SYNC_REFUSALS, SyncCloseCode, type Cursor, type SyncFrame, type SyncFrames, type SyncRefusalCode } from '../../protocol/sync-link';
+import { HybridClock, encodeHlc } from '../../sync/hlc';
+import { generateKeypair, identityOf, keyFingerprint, signText, type SyncIdentity } from '../../sync/identity-keys';
+import { pairRequest, type PinnedPeer } from '../../sync/identity-pairing';
+import { decodeSyncFrame, encodeHelloHeader, encodeSyncFrame } from '../../sync/link-frames';
+import { InitiatorHandshake, handshakeTranscript } from '../../sync/link-handshake';
+import { stampOp } from '../../sync/ops';
+import { SyncSession, type SessionEnd } from '../../sync/session-link';
+import type { SyncData } from '../../sync/session-stream';
+import { tripleId } from '../../sync/triple-id';
+import { startBrain, type BrainProcess } from '../helpers/brain-process';
+import { samples } from '../helpers/metric-samples';
+import { until } from '../helpers/poll';
+
+/** How long a frame or a close may take to arrive. */
+const WAIT_MS = 10_000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+// ── The peer brain the test plays ──────────────────────────────────────────────────────────────────
+
+/** A paired peer: its identity, the brain's key as it pinned it, and its own ops the brain has applied (seq i+1 at index i). */
+interface Peer {
+  readonly identity: SyncIdentity;
+  readonly brain: PinnedPeer;
+  readonly clock: HybridClock;
+  readonly log: SyncOp[];
+}
+
+const newIdentity = (): SyncIdentity => identityOf(randomUUID(), generateKeypair());
+
+async function json<T>(brain: BrainProcess, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
+  const r = await brain.api(path, init);
+  return { status: r.status, body: (await r.json()) as T };
+}
+
+/** Mints a brain pairing token on `brain` and completes pairing from `identity` (no URL: the brain never dials it). */
+async function pairPeer(brain: BrainProcess, identity: SyncIdentity, name: string): Promise<Peer> {
+  const minted = await json<{ token: string }>(brain, '/api/devices/pair', { method: 'POST', body: JSON.stringify({ kind: 'brain', name }) });
+  assert.equal(minted.status, 201);
+  const r = await fetch(`${brain.url}/api/sync/pair/accept`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(pairRequest(identity, minted.body.token, name)) });
+  const answer = (await r.json()) as { brain_id: string; public_key: string };
+  assert.equal(r.status, 201, JSON.stringify(answer));
+  return { identity, brain: { brainId: answer.brain_id, publicKey: answer.public_key, revoked: false }, clock: new HybridClock(identity.brainId, Date.now), log: [] };
+}
+
+const cursorOf = (peer: Peer): Cursor => ({ [peer.identity.brainId]: peer.log.length });
+
+/** A new note of the peer, numbered `seq` (by default the next after what the brain has) and stamped `hlc` (by default now). */
+function noteOp(peer: Peer, text: string, seq = peer.log.length + 1, hlc = peer.clock.now()): SyncOp {
+  const body = { text, source: 'user', tags: [], created_at: Date.now() };
+  return stampOp({ kind: 'note.put', record_id: `note_${randomBytes(8).toString('hex')}`, base: null, body }, peer.identity.brainId, seq, hlc);
+}
+
+/** The peer's side of the data for a good session: its own log; what the brain sends it is counted, not kept. */
+function peerData(peer: Peer): SyncData {
+  const held: Cursor = {};
+  return {
+    cursor: () => Promise.resolve({ ...held, ...cursorOf(peer) }),
+    ops: async function* (since) {
+      const missing = peer.log.slice(since[peer.identity.brainId] ?? 0);
+      if (missing.length > 0) yield missing;
+    },
+    apply: (ops) => {
+      for (const op of ops as SyncOp[]) held[op.origin] = Math.max(held[op.origin] ?? 0, op.seq);
+      return Promise.resolve({ ...held, ...cursorOf(peer) });
+    },
+  };
+}
+
+// ── A /sync link driven by hand ────────────────────────────────────────────────────────────────────
+
+interface Closed {
+  readonly code: number;
+  readonly reason: string;
+}
+
+/** An upgrade refused before the WebSocket opened: the HTTP status and the refusal its envelope names. */
+interface HttpRefusal {
+  readonly status: number;
+  readonly refusal: unknown;
+}
+
+/** One WebSocket to the brain's /sync: frames the brain sent, decoded and checked, taken in order of type. */
+class RawLink {
+  private readonly frames: SyncFrame[] = [];
+  private wake: () => void = () => undefined;
+  private ended = false;
+  readonly closed: Promise<Closed>;
+
+  private constructor(private readonly socket: WebSocket) {
+    socket.on('message', (data: RawData, isBinary: boolean) => {
+      const decoded = decodeSyncFrame(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data), isBinary);
+      assert.ok(decoded.ok, `the brain sent a frame that is not one: ${decoded.ok ? '' : decoded.refusal.message}`);
+      this.frames.push(decoded.frame);
+      this.wake();
+    });
+    this.closed = new Promise((resolve) =>
+      socket.once('close', (code: number, reason: Buffer) => {
+        this.ended = true;
+        this.wake();
+        resolve({ code, reason: reason.toString('utf8') });
+      }),
+    );
+    // Writing into a socket the brain has just closed (the oversized frame) may fail here: the close says what happened.
+    socket.on('error', () => undefined);
+  }
+
+  /** Dials /sync, with `hello` in the upgrade request when given. */
+  static open(brain: BrainProcess, hello?: string): Promise<RawLink | HttpRefusal> {
+    const socket = new WebSocket(`ws://127.0.0.1:${brain.port}/sync`, { headers: hello === undefined ? {} : { [SYNC_HELLO_HEADER]: hello }, perMessageDeflate: false });
+    return new Promise((resolve, reject) => {
+      socket.once('open', () => resolve(new RawLink(socket)));
+      socket.once('unexpected-response', (_request, response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        response.once('end', () => {
+          const parsed = JSON.parse(body) as { error?: { details?: { refusal?: unknown } } };
+          resolve({ status: response.statusCode ?? 0, refusal: parsed.error?.details?.refusal });
+          socket.terminate();
+        });
+      });
+      socket.once('error', reject);
+    });
+  }
+
+  /** Any value as a JSON text frame (a bad frame as readily as a good one). */
+  send(frame: unknown): void {
+    this.socket.send(JSON.stringify(frame));
+  }
+
+  sendRaw(data: string | Buffer, binary = false): void {
+    this.socket.send(data, { binary });
+  }
+
+  /** The next frame of `type` the brain sent (frames of other types stay for their own `next`). */
+  async next<K extends keyof SyncFrames>(type: K): Promise<SyncFrames[K]> {
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const i = this.frames.findIndex((f) => f.type === type);
+      if (i >= 0) return this.frames.splice(i, 1)[0] as SyncFrames[K];
+      if (this.ended) throw new Error(`the link closed without a ${type} frame (got ${this.frames.map((f) => f.type).join(', ') || 'nothing'})`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${type} frame within ${WAIT_MS} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}
+
+const isLink = (x: RawLink | HttpRefusal): x is RawLink => x instanceof RawLink;
+
+async function openLink(brain: BrainProcess, hello?: string): Promise<RawLink> {
+  const opened = await RawLink.open(brain, hello);
+  assert.ok(isLink(opened), `the upgrade was refused: ${JSON.stringify(opened)}`);
+  return opened;
+}
+
+/** Dials with the hello in the upgrade request and answers the challenge; `proof` may tamper with the proof sent. */
+async function handshake(brain: BrainProcess, peer: Peer, options: { nonce?: string; proof?: (sig: string, challenge: SyncFrames['challenge']) => string } = {}): Promise<RawLink> {
+  const initiator = new InitiatorHandshake(peer.identity, peer.brain, options.nonce === undefined ? undefined : () => options.nonce!);
+  const link = await openLink(brain, encodeHelloHeader(initiator.hello()));
+  const challenge = await link.next('challenge');
+  const step = initiator.receive(challenge);
+  assert.equal(step.kind, 'continue', 'the brain\'s challenge verifies');
+  assert.ok(step.send?.type === 'proof');
+  link.send({ type: 'proof', sig: options.proof?.(step.send.sig, challenge) ?? step.send.sig });
+  if (options.proof === undefined) await link.next('welcome');
+  return link;
+}
+
+/** The link is refused with `code`: its refuse frame, then the close code docs/sync.md gives it. */
+async function assertRefused(link: RawLink, code: SyncRefusalCode): Promise<void> {
+  const refuse = await link.next('refuse');
+  assert.equal(refuse.code, code, refuse.message);
+  assert.equal((await link.closed).code, SYNC_REFUSALS[code].close);
+}
+
+/** The upgrade is refused with `code` and its HTTP status, in the error envelope. */
+async function assertHttpRefused(brain: BrainProcess, hello: string, code: SyncRefusalCode): Promise<void> {
+  const opened = await RawLink.open(brain, hello);
+  assert.ok(!isLink(opened), `the brain upgraded a link it should refuse with ${code}`);
+  assert.deepEqual(opened, { status: SYNC_REFUSALS[code].http, refusal: code });
+}
+
+// ── What the brain shows ───────────────────────────────────────────────────────────────────────────
+
+/** svc_sync_failures_total by reason, as /metrics shows it. */
+async function failures(brain: BrainProcess): Promise<Record<string, number>> {
+  const text = await (await brain.api('/metrics')).text();
+  return Object.fromEntries(samples(text).filter((s) => s.name === 'svc_sync_failures_total').map((s) => [s.labels.reason!, s.value]));
+}
+
+const noteTexts = async (brain: BrainProcess): Promise<string[]> =>
+  (await json<{ items: { text: string }[] }>(brain, '/api/memory/notes?limit=100')).body.items.map((n) => n.text).sort();
+
+const brainCursor = async (brain: BrainProcess): Promise<Cursor> => (await json<SyncStatus>(brain, '/api/sync/status')).body.cursor;
+
+/** `reason` went up by exactly one from `before`, and no other reason moved. */
+async function assertCountedOnce(brain: BrainProcess, before: Record<string, number>, reason: string): Promise<void> {
+  const expected = { ...before, [reason]: before[reason]! + 1 };
+  const after = await until(
+    () => `svc_sync_failures_total{reason="${reason}"} to reach ${expected[reason]}`,
+    async () => {
+      const now = await failures(brain);
+      return now[reason]! >= expected[reason]! ? now : undefined;
+    },
+    WAIT_MS,
+  );
+  assert.deepEqual(after, expected);
+}
+
+/**
+ * A fresh, good session (the whole SyncSession as the initiator) carries one new note of `peer` to the
+ * brain, which shows it, and ends cleanly.
+ */
+async function syncOneNote(brain: BrainProcess, peer: Peer, text: string, op = noteOp(peer, text)): Promise<void> {
+  assert.equal(op.seq, peer.log.length + 1);
+  peer.log.push(op);
+  let socket: WebSocket | null = null;
+  let ended: (end: SessionEnd) => void = () => undefined;
+  const end = new Promise<SessionEnd>((resolve) => (ended = resolve));
+  const session = new SyncSession({
+    identity: peer.identity,
+    end: { role: 'initiator', peer: peer.brain },
+    data: peerData(peer),
+    send: (frame) => socket?.send(frame),
+    now: Date.now,
+    onEnd: (e) => {
+      ended(e);
+      if (socket?.readyState === WebSocket.OPEN) socket.close(e.close);
+    },
+  });
+  const ws = new WebSocket(`ws://127.0.0.1:${brain.port}/sync`, { headers: { [SYNC_HELLO_HEADER]: session.helloHeader() }, perMessageDeflate: false });
+  socket = ws;
+  const closed = new Promise<number>((resolve) => ws.once('close', (code: number) => resolve(code)));
+  ws.on('message', (data: RawData, isBinary: boolean) => session.receive(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data), isBinary));
+  ws.once('close', () => session.transportClosed());
+  ws.on('error', (err) => session.transportClosed(err.message));
+  await until(
+    () => `the note "${text}" on the brain`,
+    async () => ((await noteTexts(brain)).includes(text) && session.progress()?.quiet === true ? true : undefined),
+    WAIT_MS,
+  );
+  assert.equal((await brainCursor(brain))[peer.identity.brainId], peer.log.length, 'the brain holds every op of the peer');
+  session.close();
+  assert.equal((await end).reason, 'normal');
+  assert.equal(await closed, SyncCloseCode.normal);
+}
+
+/** The brain is whole: /health answers 200, the process runs, and a good session syncs a note without failing. */
+async function assertStillServes(brain: BrainProcess, peer: Peer, text: string, op?: SyncOp): Promise<void> {
+  assert.equal((await fetch(`${brain.url}/health`)).status, 200);
+  assert.equal(brain.child.exitCode, null, 'the brain is running');
+  const before = await failures(brain);
+  await syncOneNote(brain, peer, text, op);
+  assert.deepEqual(await failures(brain), before, 'a good session counts no failure');
+}
+
+/**
+ * One bad input: `run` sends it and checks the refusal; then `reason` counted once, nothing of it
+ * applied (the brain's notes and cursor as before), and the brain still serves: a good session syncs
+ * `after` (the note and its text), or a new note.
+ */
+async function refusedOnce(brain: BrainProcess, peer: Peer, reason: string, run: () => Promise<void>, after?: { op: SyncOp; text: string }): Promise<void> {
+  const before = await failures(brain);
+  const notes = await noteTexts(brain);
+  const cursor = await brainCursor(brain);
+  await run();
+  await assertCountedOnce(brain, before, reason);
+  assert.deepEqual(await noteTexts(brain), notes, 'nothing applied');
+  assert.deepEqual(await brainCursor(brain), cursor, 'no op of the refused input in the brain\'s cursor');
+  await assertStillServes(brain, peer, after?.text ?? `still syncing after ${reason} ${randomUUID()}`, after?.op);
+}
+
+/** A batch frame numbered `seq` carrying `ops`, sent after the handshake and the peer's cursor. */
+async function sendBatch(brain: BrainProcess, peer: Peer, ops: unknown[], seq = 1): Promise<RawLink> {
+  const link = await handshake(brain, peer);
+  link.send({ type: 'cursor', cursor: cursorOf(peer), window: 4 });
+  link.send({ type: 'batch', seq, cursor: cursorOf(peer), ops });
+  return link;
+}
+
+// ── The cases ──────────────────────────────────────────────────────────────────────────────────────
+
+void test('bad input on /sync is refused with its code and counted once; nothing applies; the brain keeps syncing', { timeout: 180_000 }, async (t) => {
+  const brain = await startBrain();
+  t.after(() => brain.stop());
+  const peer = await pairPeer(brain, newIdentity(), 'test peer');
+  await t.test('a paired peer syncs a note over a good session, counting no failure', () => assertStillServes(brain, peer, 'the water meter is read on the 1st'));
+
+  await t.test('a hello from a brain never paired is a 401 unknown_peer before the upgrade', () =>
+    refusedOnce(brain, peer, 'auth', () => assertHttpRefused(brain, encodeHelloHeader(new InitiatorHandshake(newIdentity(), peer.brain).hello()), 'unknown_peer')),
+  );
+
+  await t.test('a hello from a forgotten peer is a 401 revoked_peer before the upgrade', async () => {
+    const gone = await pairPeer(brain, newIdentity(), 'gone peer');
+    await syncOneNote(brain, gone, 'a note from the peer about to be forgotten');
+    assert.equal((await brain.api(`/api/sync/peers/${gone.identity.brainId}`, { method: 'DELETE' })).status, 200);
+    await refusedOnce(brain, peer, 'auth', () => assertHttpRefused(brain, encodeHelloHeader(new InitiatorHandshake(gone.identity, gone.brain).hello()), 'revoked_peer'));
+  });
+
+  await t.test('a hello with a key other than the pinned one is a 401 key_mismatch before the upgrade', () => {
+    const impostor = identityOf(peer.identity.brainId, generateKeypair());
+    return refusedOnce(brain, peer, 'auth', () => assertHttpRefused(brain, encodeHelloHeader(new InitiatorHandshake(impostor, peer.brain).hello()), 'key_mismatch'));
+  });
+
+  await t.test('a hello nonce seen before is a replay: a 401 before the upgrade, or refuse replay (4005) in a frame', async () => {
+    const nonce = randomBytes(32).toString('base64url');
+    const first = await handshake(brain, peer, { nonce });
+    first.send({ type: 'bye' });
+    assert.equal((await first.closed).code, SyncCloseCode.normal, 'the first link with the nonce ends cleanly');
+    await refusedOnce(brain, peer, 'replay', () => assertHttpRefused(brain, encodeHelloHeader(new InitiatorHandshake(peer.identity, peer.brain, () => nonce).hello()), 'replay'));
+    await refusedOnce(brain, peer, 'replay', async () => {
+      const link = await openLink(brain);
+      link.send(new InitiatorHandshake(peer.identity, peer.brain, () => nonce).hello());
+      await assertRefused(link, 'replay');
+    });
+  });
+
+  await t.test('a proof whose signature does not verify is refused bad_signature (4001)', async () => {
+    // One character of the real signature changed (not the last, whose low bits are padding).
+    const flip = (sig: string): string => `${sig[0] === 'A' ? 'B' : 'A'}${sig.slice(1)}`;
+    await refusedOnce(brain, peer, 'auth', async () => assertRefused(await handshake(brain, peer, { proof: flip }), 'bad_signature'));
+    // A well-made signature over this connection's transcript, by a key that is not the pinned one.
+    const other = identityOf(peer.identity.brainId, generateKeypair());
+    const nonce = randomBytes(32).toString('base64url');
+    const forged = (_sig: string, c: SyncFrames['challenge']): string =>
+      signText(
+        other,
+        handshakeTranscript({
+          context: SYNC_CONTEXT,
+          version: SYNC_LINK_VERSION,
+          role: 'initiator',
+          initiator: peer.identity.brainId,
+          responder: peer.brain.brainId,
+          initiatorKey: keyFingerprint(peer.identity.publicKey),
+          responderKey: c.key,
+          initiatorNonce: nonce,
+          responderNonce: c.nonce,
+        }),
+      );
+    await refusedOnce(brain, peer, 'auth', async () => assertRefused(await handshake(brain, peer, { nonce, proof: forged }), 'bad_signature'));
+  });
+
+  await t.test('a batch before the handshake is refused unexpected (4002)', () =>
+    refusedOnce(brain, peer, 'protocol', async () => {
+      const link = await openLink(brain);
+      link.send({ type: 'batch', seq: 1, cursor: cursorOf(peer), ops: [noteOp(peer, 'a note sent before any handshake')] });
+      await assertRefused(link, 'unexpected');
+    }),
+  );
+
+  await t.test('after the handshake, not JSON, a binary frame or a frame with a bad field is refused malformed (4002)', async (st) => {
+    const bad: [string, (link: RawLink) => void][] = [
+      ['not JSON', (link) => link.sendRaw('{"type":"cursor",')],
+      ['a binary frame', (link) => link.sendRaw(Buffer.from(encodeSyncFrame({ type: 'cursor', cursor: cursorOf(peer), window: 4 })), true)],
+      ['a cursor frame with window 0', (link) => link.send({ type: 'cursor', cursor: cursorOf(peer), window: 0 })],
+      ['a batch frame numbered 0', (link) => link.send({ type: 'batch', seq: 0, cursor: cursorOf(peer), ops: [] })],
+      ['an ack frame with an extra field', (link) => link.send({ type: 'ack', seq: 1, cursor: {}, extra: true })],
+      ['a frame of no known type', (link) => link.send({ type: 'gossip' })],
+    ];
+    for (const [what, send] of bad) {
+      await st.test(what, () =>
+        refusedOnce(brain, peer, 'protocol', async () => {
+          const link = await handshake(brain, peer);
+          send(link);
+          await assertRefused(link, 'malformed');
+        }),
+      );
+    }
+  });
+
+  await t.test('a frame over 1 MiB closes the link 1009, counted too_large', () =>
+    refusedOnce(brain, peer, 'too_large', async () => {
+      const link = await handshake(brain, peer);
+      const big = noteOp(peer, 'x'.repeat(1024));
+      link.send({ type: 'batch', seq: 1, cursor: cursorOf(peer), ops: Array.from({ length: 1100 }, () => big) });
+      assert.equal((await link.closed).code, SyncCloseCode.too_large);
+    }),
+  );
+
+  await t.test('a batch holding a forged op is refused forged (4002) and applies nothing, not even its good ops', async (st) => {
+    const forgeries: [string, () => unknown][] = [
+      ['an op id naming another seq', () => ({ ...noteOp(peer, 'forged: op id', peer.log.length + 2), op_id: `${peer.identity.brainId}:${peer.log.length + 9}` })],
+      [
+        'an op posing as another brain\'s (its stamp is the sender\'s)',
+        () => {
+          const other = randomUUID();
+          return { ...noteOp(peer, 'forged: origin', 1), origin: other, op_id: `${other}:1` };
+        },
+      ],
+      ['a stamp of another brain', () => ({ ...noteOp(peer, 'forged: stamp', peer.log.length + 2), hlc: encodeHlc({ ...peer.clock.now(), brain: randomUUID() }) })],
+      [
+        'a fact under another fact\'s id',
+        () =>
+          stampOp(
+            { kind: 'triple.put', record_id: tripleId('Anna', 'likes', 'coffee'), body: { subject: 'Anna', predicate: 'likes', object: 'green tea', source: 'user', confidence: 0.9 } },
+            peer.identity.brainId,
+            peer.log.length + 2,
+            peer.clock.now(),
+          ),
+      ],
+    ];
+    for (const [what, forge] of forgeries) {
+      await st.test(what, () =>
+        refusedOnce(brain, peer, 'auth', async () => {
+          const link = await sendBatch(brain, peer, [noteOp(peer, `a good note beside a forgery: ${what}`), forge()]);
+          await assertRefused(link, 'forged');
+        }),
+      );
+    }
+  });
+
+  await t.test('a batch holding an op stamped 2 days ahead is refused clock_skew (4006); the same op stamped now applies later', async () => {
+    const text = 'a note from a brain whose clock runs two days ahead';
+    const future = noteOp(peer, text, peer.log.length + 1, { wall: Date.now() + 2 * DAY_MS, logical: 0, brain: peer.identity.brainId });
+    // The good session after the refusal carries the same op (its id, record and body), stamped now.
+    const now = { op: { ...future, hlc: encodeHlc(peer.clock.now()) }, text };
+    await refusedOnce(brain, peer, 'clock_skew', async () => assertRefused(await sendBatch(brain, peer, [future]), 'clock_skew'), now);
+    assert.equal((await noteTexts(brain)).filter((n) => n === text).length, 1);
+  });
+
+  await t.test('a malformed op inside an otherwise good batch refuses the whole batch malformed (4002)', () =>
+    refusedOnce(brain, peer, 'protocol', async () => {
+      const first = noteOp(peer, 'a good note before a malformed op');
+      const bad = { ...noteOp(peer, 'placeholder', peer.log.length + 2), body: { text: '', source: 'user', tags: [], created_at: Date.now() } };
+      const last = noteOp(peer, 'a good note after a malformed op', peer.log.length + 3);
+      await assertRefused(await sendBatch(brain, peer, [first, bad, last]), 'malformed');
+    }),
+  );
+
+  await t.test('the same good batch sent twice (same seq) is applied once and acknowledged twice', async () => {
+    const before = await failures(brain);
+    const text = 'the spare fuse is in the hall drawer';
+    const op = noteOp(peer, text);
+    const link = await sendBatch(brain, peer, [op]);
+    const firstAck = await link.next('ack');
+    link.send({ type: 'batch', seq: 1, cursor: cursorOf(peer), ops: [op] });
+    const secondAck = await link.next('ack');
+    peer.log.push(op);
+    assert.deepEqual([firstAck.seq, secondAck.seq], [1, 1]);
+    assert.equal(firstAck.cursor[peer.identity.brainId], op.seq);
+    assert.deepEqual(secondAck, firstAck);
+    link.send({ type: 'bye' });
+    assert.equal((await link.closed).code, SyncCloseCode.normal);
+    assert.equal((await noteTexts(brain)).filter((n) => n === text).length, 1, 'one note');
+    assert.deepEqual(await failures(brain), before, 'a duplicate is no failure');
+    await assertStillServes(brain, peer, 'still syncing after a duplicate batch');
+  });
+
+  await t.test('the brain logged no error or crash and is still running', async () => {
+    assert.equal((await fetch(`${brain.url}/health`)).status, 200);
+    assert.equal(brain.child.exitCode, null);
+    const bad = brain.lines.filter((line) => {
+      const entry = JSON.parse(line) as { level?: number; msg?: string };
+      return (entry.level ?? 0) >= 50 || /uncaught|unhandled/i.test(entry.msg ?? '');
+    });
+    assert.deepEqual(bad, []);
+    assert.equal(await brain.stop(), 0, 'and stops cleanly');
+  });
+});
