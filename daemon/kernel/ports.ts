@@ -221,11 +221,12 @@ export type PairingKind = 'node' | 'phone' | 'browser' | 'brain';
  */
 export interface PairingClaims {
   /**
-   * Claims `token` for a new device of `kind` named `name`, exactly once, under the same rules as
+   * Claims `token` for a new device of `kind`, exactly once, under the same rules as
    * POST /api/devices/pair/complete (PIN, expiry). Throws AppError: NOT_FOUND unknown token,
    * CONFLICT not unclaimed, UNAUTHORIZED a PIN not verified, BAD_REQUEST a token of another kind.
+   * The device is named as the token was minted, else `name` (what the device calls itself).
    */
-  claim(token: string, kind: PairingKind, name: string | undefined): Promise<{ deviceId: string }>;
+  claim(token: string, kind: PairingKind, name: string | undefined): Promise<{ deviceId: string; name: string }>;
   /** Un-pairs a device; false when it is unknown or already revoked. */
   revoke(deviceId: string): Promise<boolean>;
 }
@@ -238,7 +239,7 @@ export class PairingSlot implements PairingClaims {
     this.inner = claims;
   }
 
-  claim(token: string, kind: PairingKind, name: string | undefined): Promise<{ deviceId: string }> {
+  claim(token: string, kind: PairingKind, name: string | undefined): Promise<{ deviceId: string; name: string }> {
     if (this.inner === null) return Promise.reject(new Error('no capability mints pairing tokens'));
     return this.inner.claim(token, kind, name);
   }

@@ -50,7 +50,11 @@ export const pairingCapability = defineCapability({
     const codes = new CodePairing(pairing, context.clock);
     // core.pairing: a peer brain completing pairing through the sync capability claims a `brain` token here.
     const claims: PairingClaims = {
-      claim: async (token, kind, name) => ({ deviceId: (await pairing.complete({ token, name }, kind)).device_id }),
+      claim: async (token, kind, name) => {
+        // The name the person gave when minting (`svc pair --kind brain --name cabin`) wins over the one the device calls itself.
+        const device = await pairing.complete({ token, name }, kind, true);
+        return { deviceId: device.device_id, name: device.name };
+      },
       revoke: async (deviceId) => {
         try {
           await pairing.revoke(deviceId);

@@ -174,7 +174,7 @@ export class Pairing {
   }
 
   /** Claims a token for a new device credential (exactly once per token). */
-  async complete(body: { token: string; name?: string | undefined; node_id?: string | undefined; platform?: string | undefined }, expectKind?: PairKind): Promise<CompletePairResponse> {
+  async complete(body: { token: string; name?: string | undefined; node_id?: string | undefined; platform?: string | undefined }, expectKind?: PairKind, tokenNameFirst = false): Promise<CompletePairResponse> {
     const hash = secretHash(body.token);
     const now = this.now();
     const key = newDeviceKey();
@@ -192,7 +192,7 @@ export class Pairing {
       const device: DeviceRow = {
         device_id: newId('dev'),
         kind: row.kind,
-        name: body.name ?? row.name ?? `${row.kind} ${nodeId ?? now.toFixed(0)}`,
+        name: (tokenNameFirst ? (row.name ?? body.name) : (body.name ?? row.name)) ?? `${row.kind} ${nodeId ?? now.toFixed(0)}`,
         node_id: nodeId,
         platform: body.platform ?? null,
         key_hash: secretHash(key),

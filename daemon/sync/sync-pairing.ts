@@ -56,8 +56,8 @@ export async function acceptPairing(deps: SyncPairingDeps, body: SyncPairAcceptB
   if (req.brain_id === deps.identity.brainId) throw badRequest('a brain cannot pair with itself', { brain_id: req.brain_id });
   const pinned = acceptPairRequest(req, deps.identity.brainId);
   if (pinned === null) throw new AppError('UNAUTHORIZED', 'the pairing proof does not verify with the public key sent', { proof: 'invalid' });
-  const { deviceId } = await deps.claims.claim(req.token, 'brain', req.name);
-  const record = await deps.peers.pin({ brainId: pinned.brainId, publicKey: pinned.publicKey, name: req.name ?? `brain ${req.brain_id.slice(0, 8)}`, deviceId, url: urls?.[0] ?? null }, deps.now());
+  const { deviceId, name } = await deps.claims.claim(req.token, 'brain', req.name ?? `brain ${req.brain_id.slice(0, 8)}`);
+  const record = await deps.peers.pin({ brainId: pinned.brainId, publicKey: pinned.publicKey, name, deviceId, url: urls?.[0] ?? null }, deps.now());
   deps.logger.info({ peer: record.brainId, device_id: deviceId, url: record.url }, 'peer brain paired (this brain minted the token)');
   return pairResponse(deps.identity, req, deviceId, nameOf(deps));
 }
