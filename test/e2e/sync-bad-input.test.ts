@@ -181,14 +181,40 @@ async function openLink(brain: BrainProcess, hello?: string): Promise<RawLink> {
 /** Dials with the hello in the upgrade request and answers the challenge; `proof` may tamper with the proof sent. */
 async function handshake(brain: BrainProcess, peer: Peer, options: { nonce?: string; proof?: (sig: string, challenge: SyncFrames['challenge']) => string } = {}): Promise<RawLink> {
   const initiator = new InitiatorHandshake(peer.identity, peer.brain, options.nonce === undefined ? undefined : () => options.nonce!);
-  const link = await openLink(brain, encodeHelloHeader(initiator.hello()));
+  return prove(await openLink(brain, encodeHelloHeader(initiator.hello())), initiator, options.proof);
+}
+
+/** Answers the brain's challenge on a link whose hello `initiator` said; `proof` may tamper with the proof sent. */
+async function prove(link: RawLink, initiator: InitiatorHandshake, proof?: (sig: string, challenge: SyncFrames['challenge']) => string): Promise<RawLink> {
   const challenge = await link.next('challenge');
   const step = initiator.receive(challenge);
   assert.equal(step.kind, 'continue', 'the brain\'s challenge verifies');
   assert.ok(step.send?.type === 'proof');
-  link.send({ type: 'proof', sig: options.proof?.(step.send.sig, challenge) ?? step.send.sig });
-  if (options.proof === undefined) await link.next('welcome');
+  link.send({ type: 'proof', sig: proof?.(step.send.sig, challenge) ?? step.send.sig });
+  if (proof === undefined) await link.next('welcome');
   return link;
+}
+
+/**
+ * Waits until the brain answers /sync (it does so only once its op log is up to date, a 503 before):
+ * a good handshake, closed with bye, which counts no failure.
+ */
+async function whenSyncAnswers(brain: BrainProcess, peer: Peer): Promise<void> {
+  const initiator = new InitiatorHandshake(peer.identity, peer.brain);
+  const hello = encodeHelloHeader(initiator.hello());
+  const link = await until(
+    () => 'the brain to answer /sync',
+    async () => {
+      const opened = await RawLink.open(brain, hello);
+      if (isLink(opened)) return opened;
+      assert.equal(opened.status, 503, JSON.stringify(opened));
+      return undefined;
+    },
+    WAIT_MS,
+  );
+  await prove(link, initiator);
+  link.send({ type: 'bye' });
+  assert.equal((await link.closed).code, SyncCloseCode.normal);
 }
 
 /** The link is refused with `code`: its refuse frame, then the close code docs/sync.md gives it. */
@@ -309,6 +335,7 @@ void test('bad input on /sync is refused with its code and counted once; nothing
   const brain = await startBrain();
   t.after(() => brain.stop());
   const peer = await pairPeer(brain, newIdentity(), 'test peer');
+  await whenSyncAnswers(brain, peer);
   await t.test('a paired peer syncs a note over a good session, counting no failure', () => assertStillServes(brain, peer, 'the water meter is read on the 1st'));
 
   await t.test('a hello from a brain never paired is a 401 unknown_peer before the upgrade', () =>
