@@ -14,6 +14,7 @@ import { loadSyncIdentity } from '../../sync/identity-key-file';
 import { defineCapability, type CapabilityContext } from '../kernel/capability';
 import { AppError } from '../kernel/errors';
 import { backfillOps } from './backfill';
+import { COLLECT_EVERY_MS, PeerCursors } from './peer-cursors';
 import { readCursor } from './op-log';
 import { createSyncData, type SyncDataLayer } from './sync-data';
 import { syncMemoryRoutes } from './sync-memory-routes';
@@ -52,7 +53,15 @@ export const syncCapability = defineCapability({
       if (seen !== undefined) return { url: seen, source: 'mdns' };
       return peer.url === null ? null : { url: peer.url, source: 'paired' };
     };
-    const links = new SyncLinks({ identity, peers, data: layer.data, now, logger: context.logger, metrics, address });
+    const cursors = new PeerCursors(context.store);
+    const links = new SyncLinks({ identity, peers, data: layer.data, now, logger: context.logger, metrics, address, cursors });
+    let collector: NodeJS.Timeout | undefined;
+    const collect = (): void => {
+      void cursors
+        .collect(peers.active().map((p) => p.brainId))
+        .then((n) => n > 0 && context.logger.info({ tombstones: n }, 'sync: tombstones every peer holds were collected'))
+        .catch((err: unknown) => context.logger.error({ err }, 'sync: collecting tombstones failed'));
+    };
 
     // Where other devices reach this brain, for a peer completing pairing to dial back.
     let reachable: string[] = [];
@@ -124,12 +133,16 @@ export const syncCapability = defineCapability({
               }
               if (stopped) return;
               links.start();
+              collect();
+              collector = setInterval(collect, COLLECT_EVERY_MS);
+              collector.unref();
               mdns = await browsePeers(context, peers, statics, found);
             })();
             starting.catch((err: unknown) => context.logger.error({ err }, 'sync did not start: the op log could not be brought up to date; this brain does not sync until it restarts'));
           },
           stop: async () => {
             stopped = true;
+            clearInterval(collector);
             await starting?.catch(() => undefined);
             await mdns?.stop();
             await links.stop();

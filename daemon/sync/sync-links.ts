@@ -21,6 +21,7 @@ import { ReconnectPolicy } from '../../sync/link-backoff';
 import { SyncSession, type SessionConfig, type SessionEnd } from '../../sync/session-link';
 import type { SyncData } from '../../sync/session-stream';
 import type { SyncMetrics } from './sync-metrics';
+import type { PeerCursors } from './peer-cursors';
 import type { PeerRecord, SyncPeers } from './sync-peers';
 
 /** How often sessions' timers run and due dials start. */
@@ -47,6 +48,8 @@ export interface SyncLinksDeps {
   readonly metrics: SyncMetrics;
   /** Where to dial a peer now (static settings, mDNS, its pairing), or null. */
   readonly address: (peer: PeerRecord) => PeerAddress | null;
+  /** Where what each peer is known to hold is kept (tombstone collection, `behind` while apart). */
+  readonly cursors?: PeerCursors;
   readonly config?: Partial<SessionConfig>;
   readonly random?: () => number;
 }
@@ -177,7 +180,7 @@ export class SyncLinks {
     const open = this.connected(peer.brainId);
     const address = this.deps.address(peer);
     const dialling = [...(s?.links ?? [])].some((l) => !l.established);
-    const cursor = open?.session.progress()?.peerHas ?? null;
+    const cursor = open?.session.progress()?.peerHas ?? this.deps.cursors?.get(peer.brainId) ?? null;
     const state: SyncPeerView['state'] =
       peer.forgottenAt !== null ? 'forgotten' : open !== null ? 'connected' : dialling ? 'connecting' : address !== null && s !== undefined && s.nextAttemptAt > this.deps.now() ? 'waiting' : 'idle';
     return {
@@ -221,7 +224,10 @@ export class SyncLinks {
 
   private tick(): void {
     const now = this.deps.now();
-    for (const link of [...this.allLinks()]) link.session.tick();
+    for (const link of [...this.allLinks()]) {
+      link.session.tick();
+      if (link.established) this.saveCursor(link);
+    }
     if (!this.stopping) {
       for (const peer of this.deps.peers.active()) {
         const s = this.peerState(peer.brainId);
@@ -355,6 +361,7 @@ export class SyncLinks {
   private ended(link: Link, end: SessionEnd): void {
     const now = this.deps.now();
     link.end = end;
+    if (link.established) this.saveCursor(link);
     this.anonymous.delete(link);
     const peer = link.peer ?? end.peer;
     const s = peer === null ? undefined : this.state.get(peer);
@@ -376,6 +383,13 @@ export class SyncLinks {
     // Dial again after the backoff (a session that stayed up a minute starts the count again).
     if (s !== undefined && s.links.size === 0 && !link.quiet) s.nextAttemptAt = now + s.policy.linkDown(now);
     this.deps.metrics.observe(this.activePeers(), now);
+  }
+
+  /** Keeps what the peer of an established link is known to hold. */
+  private saveCursor(link: Link): void {
+    const has = link.session.progress()?.peerHas;
+    if (this.deps.cursors === undefined || link.peer === null || has === null || has === undefined) return;
+    void this.deps.cursors.record(link.peer, has, this.deps.now()).catch((err: unknown) => this.log.error({ err, peer: link.peer }, 'saving a peer cursor failed'));
   }
 
   /** Ends a link on purpose: no failure counted. */

@@ -13,7 +13,9 @@ import { WebSocketServer } from 'ws';
 import { createMetrics, type Metrics } from '../../../daemon/metrics/metrics';
 import { SyncLinks, type PeerAddress } from '../../../daemon/sync/sync-links';
 import { SyncMetrics } from '../../../daemon/sync/sync-metrics';
-import { waitForSync } from '../../../daemon/sync/sync-now';
+import { PeerCursors } from '../../../daemon/sync/peer-cursors';
+import { readCursor } from '../../../daemon/sync/op-log';
+import { sameCursor, waitForSync } from '../../../daemon/sync/sync-now';
 import { SYNC_PEERS_COMPONENT, SYNC_PEERS_MIGRATIONS, SyncPeers } from '../../../daemon/sync/sync-peers';
 import { SYNC_HELLO_HEADER } from '../../../protocol/sync-link';
 import type { SyncIdentity } from '../../../sync/identity-keys';
@@ -28,6 +30,7 @@ interface Node {
   brain: SyncBrain;
   peers: SyncPeers;
   links: SyncLinks;
+  cursors: PeerCursors;
   metrics: Metrics;
   server: Server;
   url: string;
@@ -44,7 +47,9 @@ async function node(identity = newIdentity()): Promise<Node> {
   const peers = new SyncPeers(brain.mem.store);
   const metrics = createMetrics(true);
   const addresses = new Map<string, string>();
+  const cursors = new PeerCursors(brain.mem.store);
   const links = new SyncLinks({
+    cursors,
     identity,
     peers,
     data: brain.data,
@@ -76,6 +81,7 @@ async function node(identity = newIdentity()): Promise<Node> {
     brain,
     peers,
     links,
+    cursors,
     metrics,
     server,
     url,
@@ -126,6 +132,8 @@ test('a brain dials its peer: notes written before and during the link cross bot
   assert.equal(await sampleValue(a.metrics, 'svc_sync_active_peers'), 1);
   assert.equal(await sampleValue(b.metrics, 'svc_sync_was_active_recent'), 1);
   assert.notEqual(a.peers.get(b.identity.brainId)!.lastSyncedAt, null);
+  // What b holds is kept on a (the ticks save it): tombstone collection and `behind` while apart use it.
+  await until(() => 'b\'s cursor saved on a', async () => { const saved = a.cursors.get(b.identity.brainId); return saved !== null && sameCursor(saved, readCursor(b.brain.mem.store)) ? true : undefined; }, 5_000);
 });
 
 test('when both brains dial each other at once, both keep the session the lower brain id dialled and close the other', async (t) => {
