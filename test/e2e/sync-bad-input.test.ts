@@ -338,9 +338,14 @@ void test('bad input on /sync is refused with its code and counted once; nothing
   await whenSyncAnswers(brain, peer);
   await t.test('a paired peer syncs a note over a good session, counting no failure', () => assertStillServes(brain, peer, 'the water meter is read on the 1st'));
 
-  await t.test('a hello from a brain never paired is a 401 unknown_peer before the upgrade', () =>
-    refusedOnce(brain, peer, 'auth', () => assertHttpRefused(brain, encodeHelloHeader(new InitiatorHandshake(newIdentity(), peer.brain).hello()), 'unknown_peer')),
-  );
+  await t.test('a hello from a brain never paired is a 401 unknown_peer before the upgrade, or refuse unknown_peer (4001) in a frame', async () => {
+    await refusedOnce(brain, peer, 'auth', () => assertHttpRefused(brain, encodeHelloHeader(new InitiatorHandshake(newIdentity(), peer.brain).hello()), 'unknown_peer'));
+    await refusedOnce(brain, peer, 'auth', async () => {
+      const link = await openLink(brain);
+      link.send(new InitiatorHandshake(newIdentity(), peer.brain).hello());
+      await assertRefused(link, 'unknown_peer');
+    });
+  });
 
   await t.test('a hello from a forgotten peer is a 401 revoked_peer before the upgrade', async () => {
     const gone = await pairPeer(brain, newIdentity(), 'gone peer');
@@ -392,13 +397,19 @@ void test('bad input on /sync is refused with its code and counted once; nothing
     await refusedOnce(brain, peer, 'auth', async () => assertRefused(await handshake(brain, peer, { nonce, proof: forged }), 'bad_signature'));
   });
 
-  await t.test('a batch before the handshake is refused unexpected (4002)', () =>
-    refusedOnce(brain, peer, 'protocol', async () => {
+  await t.test('a batch before the handshake is refused unexpected (4002): as the first frame, or instead of the proof', async () => {
+    await refusedOnce(brain, peer, 'protocol', async () => {
       const link = await openLink(brain);
       link.send({ type: 'batch', seq: 1, cursor: cursorOf(peer), ops: [noteOp(peer, 'a note sent before any handshake')] });
       await assertRefused(link, 'unexpected');
-    }),
-  );
+    });
+    await refusedOnce(brain, peer, 'protocol', async () => {
+      const link = await openLink(brain, encodeHelloHeader(new InitiatorHandshake(peer.identity, peer.brain).hello()));
+      await link.next('challenge');
+      link.send({ type: 'batch', seq: 1, cursor: cursorOf(peer), ops: [noteOp(peer, 'a note sent instead of the proof')] });
+      await assertRefused(link, 'unexpected');
+    });
+  });
 
   await t.test('after the handshake, not JSON, a binary frame or a frame with a bad field is refused malformed (4002)', async (st) => {
     const bad: [string, (link: RawLink) => void][] = [
