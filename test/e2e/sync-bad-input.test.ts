@@ -509,6 +509,26 @@ void test('bad input on /sync is refused with its code and counted once; nothing
     await assertStillServes(brain, peer, 'still syncing after a duplicate batch');
   });
 
+  await t.test('a duplicate batch arriving while the first copy is still applied is applied once, and the link goes on', async () => {
+    const before = await failures(brain);
+    const text = 'the bins go out on Tuesday night';
+    const op = noteOp(peer, text);
+    const link = await sendBatch(brain, peer, [op]);
+    link.send({ type: 'batch', seq: 1, cursor: cursorOf(peer), ops: [op] });
+    // Frames are handled in order: the pong says both copies of the batch were received.
+    link.send({ type: 'ping', n: 1 });
+    assert.equal((await link.next('pong')).n, 1);
+    const ack = await link.next('ack');
+    peer.log.push(op);
+    assert.equal(ack.seq, 1);
+    assert.equal(ack.cursor[peer.identity.brainId], op.seq);
+    link.send({ type: 'bye' });
+    assert.equal((await link.closed).code, SyncCloseCode.normal);
+    assert.equal((await noteTexts(brain)).filter((n) => n === text).length, 1, 'one note');
+    assert.deepEqual(await failures(brain), before, 'a duplicate is no failure');
+    await assertStillServes(brain, peer, 'still syncing after a duplicate batch sent back to back');
+  });
+
   await t.test('the brain logged no error or crash and is still running', async () => {
     assert.equal((await fetch(`${brain.url}/health`)).status, 200);
     assert.equal(brain.child.exitCode, null);
