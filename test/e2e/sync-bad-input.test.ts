@@ -1,221 +1,29 @@
 // Bad input on /sync against a built brain (issue 15: malformed, replayed, oversized and forged ops are
-// refused and counted; the link and the brain survive). The test is a peer brain with a real Ed25519
-// identity, paired through POST /api/sync/pair/accept, that dials the brain's /sync with a real
-// WebSocket: the handshake of sync/link-handshake.ts, then hand-made frames. Each bad input gets the
-// refusal of docs/sync.md "Refusals and failure reasons" (refuse frame code and close code, or the HTTP
-// status before the upgrade), moves svc_sync_failures_total{reason} by exactly one, applies nothing,
-// and leaves a brain that answers /health and syncs one op over a fresh, good session (the whole
-// SyncSession of sync/session-link.ts as the initiator).
+// refused and counted; the link and the brain survive). The test plays a paired peer brain
+// (test/helpers/sync-peer.ts) that dials the brain's /sync with a real WebSocket: the handshake of
+// sync/link-handshake.ts, then hand-made frames. Each bad input gets the refusal of docs/sync.md
+// "Refusals and failure reasons" (refuse frame code and close code, or the HTTP status before the
+// upgrade), moves svc_sync_failures_total{reason} by exactly one, applies nothing, and leaves a brain
+// that answers /health and syncs one op over a fresh, good session.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { WebSocket, type RawData } from 'ws';
 import type { SyncOp } from '../../protocol/sync';
-import type { SyncStatus } from '../../protocol/sync-api';
-import { SYNC_CONTEXT, SYNC_HELLO_HEADER, SYNC_LINK_VERSION, SYNC_REFUSALS, SyncCloseCode, type Cursor, type SyncFrame, type SyncFrames, type SyncRefusalCode } from '../../protocol/sync-link';
-import { HybridClock, encodeHlc } from '../../sync/hlc';
-import { generateKeypair, identityOf, keyFingerprint, signText, type SyncIdentity } from '../../sync/identity-keys';
-import { pairRequest, type PinnedPeer } from '../../sync/identity-pairing';
-import { decodeSyncFrame, encodeHelloHeader, encodeSyncFrame } from '../../sync/link-frames';
+import { SYNC_CONTEXT, SYNC_LINK_VERSION, SYNC_REFUSALS, SyncCloseCode, type SyncFrames, type SyncRefusalCode } from '../../protocol/sync-link';
+import { encodeHlc } from '../../sync/hlc';
+import { generateKeypair, identityOf, keyFingerprint, signText } from '../../sync/identity-keys';
+import { encodeHelloHeader, encodeSyncFrame } from '../../sync/link-frames';
 import { InitiatorHandshake, handshakeTranscript } from '../../sync/link-handshake';
 import { stampOp } from '../../sync/ops';
-import { SyncSession, type SessionEnd } from '../../sync/session-link';
-import type { SyncData } from '../../sync/session-stream';
 import { tripleId } from '../../sync/triple-id';
 import { startBrain, type BrainProcess } from '../helpers/brain-process';
 import { samples } from '../helpers/metric-samples';
 import { until } from '../helpers/poll';
+import { RawLink, WAIT_MS, brainCursor, cursorOf, handshake, isLink, newIdentity, noteOp, noteTexts, openLink, pairPeer, syncOneNote, whenSyncAnswers, type Peer } from '../helpers/sync-peer';
 
-/** How long a frame or a close may take to arrive. */
-const WAIT_MS = 10_000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-// ── The peer brain the test plays ──────────────────────────────────────────────────────────────────
-
-/** A paired peer: its identity, the brain's key as it pinned it, and its own ops the brain has applied (seq i+1 at index i). */
-interface Peer {
-  readonly identity: SyncIdentity;
-  readonly brain: PinnedPeer;
-  readonly clock: HybridClock;
-  readonly log: SyncOp[];
-}
-
-const newIdentity = (): SyncIdentity => identityOf(randomUUID(), generateKeypair());
-
-async function json<T>(brain: BrainProcess, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
-  const r = await brain.api(path, init);
-  return { status: r.status, body: (await r.json()) as T };
-}
-
-/** Mints a brain pairing token on `brain` and completes pairing from `identity` (no URL: the brain never dials it). */
-async function pairPeer(brain: BrainProcess, identity: SyncIdentity, name: string): Promise<Peer> {
-  const minted = await json<{ token: string }>(brain, '/api/devices/pair', { method: 'POST', body: JSON.stringify({ kind: 'brain', name }) });
-  assert.equal(minted.status, 201);
-  const r = await fetch(`${brain.url}/api/sync/pair/accept`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(pairRequest(identity, minted.body.token, name)) });
-  const answer = (await r.json()) as { brain_id: string; public_key: string };
-  assert.equal(r.status, 201, JSON.stringify(answer));
-  return { identity, brain: { brainId: answer.brain_id, publicKey: answer.public_key, revoked: false }, clock: new HybridClock(identity.brainId, Date.now), log: [] };
-}
-
-const cursorOf = (peer: Peer): Cursor => ({ [peer.identity.brainId]: peer.log.length });
-
-/** A new note of the peer, numbered `seq` (by default the next after what the brain has) and stamped `hlc` (by default now). */
-function noteOp(peer: Peer, text: string, seq = peer.log.length + 1, hlc = peer.clock.now()): SyncOp {
-  const body = { text, source: 'user', tags: [], created_at: Date.now() };
-  return stampOp({ kind: 'note.put', record_id: `note_${randomBytes(8).toString('hex')}`, base: null, body }, peer.identity.brainId, seq, hlc);
-}
-
-/** The peer's side of the data for a good session: its own log; what the brain sends it is counted, not kept. */
-function peerData(peer: Peer): SyncData {
-  const held: Cursor = {};
-  return {
-    cursor: () => Promise.resolve({ ...held, ...cursorOf(peer) }),
-    ops: async function* (since) {
-      const missing = peer.log.slice(since[peer.identity.brainId] ?? 0);
-      if (missing.length > 0) yield missing;
-    },
-    apply: (ops) => {
-      for (const op of ops as SyncOp[]) held[op.origin] = Math.max(held[op.origin] ?? 0, op.seq);
-      return Promise.resolve({ ...held, ...cursorOf(peer) });
-    },
-  };
-}
-
-// ── A /sync link driven by hand ────────────────────────────────────────────────────────────────────
-
-interface Closed {
-  readonly code: number;
-  readonly reason: string;
-}
-
-/** An upgrade refused before the WebSocket opened: the HTTP status and the refusal its envelope names. */
-interface HttpRefusal {
-  readonly status: number;
-  readonly refusal: unknown;
-}
-
-/** One WebSocket to the brain's /sync: frames the brain sent, decoded and checked, taken in order of type. */
-class RawLink {
-  private readonly frames: SyncFrame[] = [];
-  private wake: () => void = () => undefined;
-  private ended = false;
-  readonly closed: Promise<Closed>;
-
-  private constructor(private readonly socket: WebSocket) {
-    socket.on('message', (data: RawData, isBinary: boolean) => {
-      const decoded = decodeSyncFrame(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data), isBinary);
-      assert.ok(decoded.ok, `the brain sent a frame that is not one: ${decoded.ok ? '' : decoded.refusal.message}`);
-      this.frames.push(decoded.frame);
-      this.wake();
-    });
-    this.closed = new Promise((resolve) =>
-      socket.once('close', (code: number, reason: Buffer) => {
-        this.ended = true;
-        this.wake();
-        resolve({ code, reason: reason.toString('utf8') });
-      }),
-    );
-    // Writing into a socket the brain has just closed (the oversized frame) may fail here: the close says what happened.
-    socket.on('error', () => undefined);
-  }
-
-  /** Dials /sync, with `hello` in the upgrade request when given. */
-  static open(brain: BrainProcess, hello?: string): Promise<RawLink | HttpRefusal> {
-    const socket = new WebSocket(`ws://127.0.0.1:${brain.port}/sync`, { headers: hello === undefined ? {} : { [SYNC_HELLO_HEADER]: hello }, perMessageDeflate: false });
-    return new Promise((resolve, reject) => {
-      socket.once('open', () => resolve(new RawLink(socket)));
-      socket.once('unexpected-response', (_request, response) => {
-        let body = '';
-        response.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-        response.once('end', () => {
-          const parsed = JSON.parse(body) as { error?: { details?: { refusal?: unknown } } };
-          resolve({ status: response.statusCode ?? 0, refusal: parsed.error?.details?.refusal });
-          socket.terminate();
-        });
-      });
-      socket.once('error', reject);
-    });
-  }
-
-  /** Any value as a JSON text frame (a bad frame as readily as a good one). */
-  send(frame: unknown): void {
-    this.socket.send(JSON.stringify(frame));
-  }
-
-  sendRaw(data: string | Buffer, binary = false): void {
-    this.socket.send(data, { binary });
-  }
-
-  /** The next frame of `type` the brain sent (frames of other types stay for their own `next`). */
-  async next<K extends keyof SyncFrames>(type: K): Promise<SyncFrames[K]> {
-    const deadline = Date.now() + WAIT_MS;
-    for (;;) {
-      const i = this.frames.findIndex((f) => f.type === type);
-      if (i >= 0) return this.frames.splice(i, 1)[0] as SyncFrames[K];
-      if (this.ended) throw new Error(`the link closed without a ${type} frame (got ${this.frames.map((f) => f.type).join(', ') || 'nothing'})`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${type} frame within ${WAIT_MS} ms`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-
-  close(): void {
-    this.socket.close();
-  }
-}
-
-const isLink = (x: RawLink | HttpRefusal): x is RawLink => x instanceof RawLink;
-
-async function openLink(brain: BrainProcess, hello?: string): Promise<RawLink> {
-  const opened = await RawLink.open(brain, hello);
-  assert.ok(isLink(opened), `the upgrade was refused: ${JSON.stringify(opened)}`);
-  return opened;
-}
-
-/** Dials with the hello in the upgrade request and answers the challenge; `proof` may tamper with the proof sent. */
-async function handshake(brain: BrainProcess, peer: Peer, options: { nonce?: string; proof?: (sig: string, challenge: SyncFrames['challenge']) => string } = {}): Promise<RawLink> {
-  const initiator = new InitiatorHandshake(peer.identity, peer.brain, options.nonce === undefined ? undefined : () => options.nonce!);
-  return prove(await openLink(brain, encodeHelloHeader(initiator.hello())), initiator, options.proof);
-}
-
-/** Answers the brain's challenge on a link whose hello `initiator` said; `proof` may tamper with the proof sent. */
-async function prove(link: RawLink, initiator: InitiatorHandshake, proof?: (sig: string, challenge: SyncFrames['challenge']) => string): Promise<RawLink> {
-  const challenge = await link.next('challenge');
-  const step = initiator.receive(challenge);
-  assert.equal(step.kind, 'continue', 'the brain\'s challenge verifies');
-  assert.ok(step.send?.type === 'proof');
-  link.send({ type: 'proof', sig: proof?.(step.send.sig, challenge) ?? step.send.sig });
-  if (proof === undefined) await link.next('welcome');
-  return link;
-}
-
-/**
- * Waits until the brain answers /sync (it does so only once its op log is up to date, a 503 before):
- * a good handshake, closed with bye, which counts no failure.
- */
-async function whenSyncAnswers(brain: BrainProcess, peer: Peer): Promise<void> {
-  const initiator = new InitiatorHandshake(peer.identity, peer.brain);
-  const hello = encodeHelloHeader(initiator.hello());
-  const link = await until(
-    () => 'the brain to answer /sync',
-    async () => {
-      const opened = await RawLink.open(brain, hello);
-      if (isLink(opened)) return opened;
-      assert.equal(opened.status, 503, JSON.stringify(opened));
-      return undefined;
-    },
-    WAIT_MS,
-  );
-  await prove(link, initiator);
-  link.send({ type: 'bye' });
-  assert.equal((await link.closed).code, SyncCloseCode.normal);
-}
+// ── Refused, counted once, nothing applied, still serving ──────────────────────────────────────────
 
 /** The link is refused with `code`: its refuse frame, then the close code docs/sync.md gives it. */
 async function assertRefused(link: RawLink, code: SyncRefusalCode): Promise<void> {
@@ -231,18 +39,11 @@ async function assertHttpRefused(brain: BrainProcess, hello: string, code: SyncR
   assert.deepEqual(opened, { status: SYNC_REFUSALS[code].http, refusal: code });
 }
 
-// ── What the brain shows ───────────────────────────────────────────────────────────────────────────
-
 /** svc_sync_failures_total by reason, as /metrics shows it. */
 async function failures(brain: BrainProcess): Promise<Record<string, number>> {
   const text = await (await brain.api('/metrics')).text();
   return Object.fromEntries(samples(text).filter((s) => s.name === 'svc_sync_failures_total').map((s) => [s.labels.reason!, s.value]));
 }
-
-const noteTexts = async (brain: BrainProcess): Promise<string[]> =>
-  (await json<{ items: { text: string }[] }>(brain, '/api/memory/notes?limit=100')).body.items.map((n) => n.text).sort();
-
-const brainCursor = async (brain: BrainProcess): Promise<Cursor> => (await json<SyncStatus>(brain, '/api/sync/status')).body.cursor;
 
 /** `reason` went up by exactly one from `before`, and no other reason moved. */
 async function assertCountedOnce(brain: BrainProcess, before: Record<string, number>, reason: string): Promise<void> {
@@ -256,44 +57,6 @@ async function assertCountedOnce(brain: BrainProcess, before: Record<string, num
     WAIT_MS,
   );
   assert.deepEqual(after, expected);
-}
-
-/**
- * A fresh, good session (the whole SyncSession as the initiator) carries one new note of `peer` to the
- * brain, which shows it, and ends cleanly.
- */
-async function syncOneNote(brain: BrainProcess, peer: Peer, text: string, op = noteOp(peer, text)): Promise<void> {
-  assert.equal(op.seq, peer.log.length + 1);
-  peer.log.push(op);
-  let socket: WebSocket | null = null;
-  let ended: (end: SessionEnd) => void = () => undefined;
-  const end = new Promise<SessionEnd>((resolve) => (ended = resolve));
-  const session = new SyncSession({
-    identity: peer.identity,
-    end: { role: 'initiator', peer: peer.brain },
-    data: peerData(peer),
-    send: (frame) => socket?.send(frame),
-    now: Date.now,
-    onEnd: (e) => {
-      ended(e);
-      if (socket?.readyState === WebSocket.OPEN) socket.close(e.close);
-    },
-  });
-  const ws = new WebSocket(`ws://127.0.0.1:${brain.port}/sync`, { headers: { [SYNC_HELLO_HEADER]: session.helloHeader() }, perMessageDeflate: false });
-  socket = ws;
-  const closed = new Promise<number>((resolve) => ws.once('close', (code: number) => resolve(code)));
-  ws.on('message', (data: RawData, isBinary: boolean) => session.receive(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data), isBinary));
-  ws.once('close', () => session.transportClosed());
-  ws.on('error', (err) => session.transportClosed(err.message));
-  await until(
-    () => `the note "${text}" on the brain`,
-    async () => ((await noteTexts(brain)).includes(text) && session.progress()?.quiet === true ? true : undefined),
-    WAIT_MS,
-  );
-  assert.equal((await brainCursor(brain))[peer.identity.brainId], peer.log.length, 'the brain holds every op of the peer');
-  session.close();
-  assert.equal((await end).reason, 'normal');
-  assert.equal(await closed, SyncCloseCode.normal);
 }
 
 /** The brain is whole: /health answers 200, the process runs, and a good session syncs a note without failing. */
