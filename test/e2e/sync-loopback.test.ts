@@ -4,10 +4,10 @@
 // count the live peer. The partition, crash and clock-skew trials are in sync-netns.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodePairUrl } from '../../mesh/pair-payload';
-import type { SyncNowResult, SyncPeerList, SyncPeerView, SyncStatus } from '../../protocol/sync-api';
+import type { SyncNowResult, SyncPeerList, SyncStatus } from '../../protocol/sync-api';
 import { startBrain, type BrainProcess } from '../helpers/brain-process';
 import { until } from '../helpers/poll';
+import { pairBrains } from '../helpers/sync-brains';
 
 interface NoteItem {
   id: string;
@@ -17,17 +17,6 @@ interface NoteItem {
 async function json<T>(brain: BrainProcess, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
   const r = await brain.api(path, init);
   return { status: r.status, body: (await r.json()) as T };
-}
-
-/** Mints a brain token on `minting` and completes pairing from `completing` with a pair URL naming its loopback address. */
-export async function pairBrains(minting: BrainProcess, completing: BrainProcess): Promise<SyncPeerView> {
-  const minted = await json<{ token: string; expires_at: number }>(minting, '/api/devices/pair', { method: 'POST', body: JSON.stringify({ kind: 'brain', name: 'peer' }) });
-  assert.equal(minted.status, 201);
-  const status = await json<SyncStatus>(minting, '/api/sync/status');
-  const url = encodePairUrl({ v: 1, kind: 'brain', brain_id: status.body.brain_id, token: minted.body.token, expires_at: Math.floor(minted.body.expires_at), pin_required: false, urls: [minting.url], mdns: null });
-  const paired = await json<SyncPeerView>(completing, '/api/sync/pair', { method: 'POST', body: JSON.stringify({ url }) });
-  assert.equal(paired.status, 201, JSON.stringify(paired.body));
-  return paired.body;
 }
 
 const notes = async (brain: BrainProcess): Promise<NoteItem[]> => (await json<{ items: NoteItem[] }>(brain, '/api/memory/notes?limit=100')).body.items;

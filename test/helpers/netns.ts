@@ -4,6 +4,7 @@
 // are 2xx, one per test file). Needs root.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { BRAIN_ENV, BRAIN_NODE_FLAGS } from '../../cli/brain-runtime';
 import { SVC } from './brain-process';
@@ -63,14 +64,32 @@ export interface NamespacedBrain {
   stop(): Promise<void>;
 }
 
+/** What startBrainInNamespace gives: the brain, its pid, a crash on demand and its output. */
+export interface NamespacedBrainProcess extends NamespacedBrain {
+  /** The brain's own pid (`ip netns exec` execs it, so the spawned process is the brain). */
+  pid: number;
+  /** SIGKILL to the brain itself, and wait for it to exit: a crash, no shutdown. */
+  kill(): Promise<void>;
+  /** Everything it wrote so far (pino JSON lines on stdout, anything on stderr). */
+  output(): string;
+}
+
+/** The brain's pid: the spawned process when `ip netns exec` exec'd node (it does unless batch mode), else its one child. */
+function brainPid(spawned: number): number {
+  if (readFileSync(`/proc/${spawned}/cmdline`, 'utf8').includes(SVC)) return spawned;
+  const children = readFileSync(`/proc/${spawned}/task/${spawned}/children`, 'utf8').trim().split(/\s+/).map(Number);
+  assert.equal(children.length, 1, `ip netns exec (pid ${spawned}) runs one brain: ${children.join(', ')}`);
+  return children[0]!;
+}
+
 /**
  * dist/svc.mjs serve inside `ns` on an ephemeral port with `home` as SVC_HOME; resolves with the port
  * from its "listening" log line. `runtime`: launched as `svc start` launches it (brain-runtime flags and
- * environment); `args` are serve's (e.g. --host ::).
+ * environment); `args` are serve's (e.g. --host ::); `port` is 0 (ephemeral) unless given (a namespace has ports of its own).
  */
-export async function startBrainInNamespace(ns: string, opts: { home: string; args?: string[]; env?: NodeJS.ProcessEnv; runtime?: boolean }): Promise<NamespacedBrain> {
+export async function startBrainInNamespace(ns: string, opts: { home: string; args?: string[]; env?: NodeJS.ProcessEnv; runtime?: boolean; port?: number }): Promise<NamespacedBrainProcess> {
   const flags = opts.runtime === false ? [] : BRAIN_NODE_FLAGS;
-  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, ...flags, SVC, 'serve', '--port', '0', ...(opts.args ?? [])], {
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, ...flags, SVC, 'serve', '--port', String(opts.port ?? 0), ...(opts.args ?? [])], {
     env: { ...(opts.env ?? process.env), ...(opts.runtime === false ? {} : BRAIN_ENV), SVC_HOME: opts.home, SVC_LOG_LEVEL: 'info', SVC_API_TOKEN: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -93,7 +112,12 @@ export async function startBrainInNamespace(ns: string, opts: { home: string; ar
       });
       void exited.then(() => reject(new Error(`brain exited before listening\n${output}`)));
     });
-    return { port, stop };
+    const pid = brainPid(child.pid!);
+    const kill = async (): Promise<void> => {
+      if (child.exitCode === null && child.signalCode === null) process.kill(pid, 'SIGKILL');
+      await exited;
+    };
+    return { port, pid, stop, kill, output: () => output };
   } catch (err) {
     await stop();
     throw err;
