@@ -1,14 +1,17 @@
 // Federated memory sync (issue 15; docs/sync.md): what two brains on loopback cost each other. Brain B
 // dials A's /sync through a counting TCP proxy in this process (bench/lib/tcp-proxy.mjs; pairing's
-// `sync_url` names the proxy), so every byte of the link is counted.
+// `sync_url` names the proxy; A has no URL to dial B), so every byte of the link is counted, and each
+// WebSocket frame is read for its type and a batch's seq (bench/lib/ws-tap.mjs: batches resent).
 //  - initial sync: A holds 100k notes, 20k episodes and 50k triples written straight into its store
 //    while it was stopped (bench/lib/memory-seed.mjs; the native insert rate of those rows is the
 //    baseline). At its next start the sync capability gives each record an op (daemon/sync/backfill.ts,
-//    transactions of 500): spawn to /health, and spawn to every op in A's log, are reported. Then B, a
-//    fresh brain, pairs with A; the time from POST /api/sync/pair on B until B's memory holds as many
-//    notes, episodes and triples as A's (GET /api/memory/backend counts) and B's op log as many ops as
-//    A's (GET /api/sync/status ops.total), polled every 100 ms; ops/s, bytes on the wire each way,
-//    bytes per op, CPU of both brains, peak RSS of both (VmRSS sampled every 200 ms, and VmHWM).
+//    transactions of 500) before /health answers: spawn to /health and to every op in A's log, and a
+//    second start of the same home without the backfill. Then B, a fresh brain, pairs with A; the time
+//    from POST /api/sync/pair on B until B's op log holds as many ops as A's (GET /api/sync/status
+//    ops.total, every 100 ms; when it passed the last note and the last episode gives the per-tier
+//    times) and its memory shows as many notes, episodes and triples (GET /api/memory/backend counts);
+//    ops/s, bytes on the wire each way, bytes per op, frames by type, CPU ms and write syscalls and
+//    bytes per op of both brains (/proc/<pid>/io), peak RSS of both (VmRSS every 200 ms, and VmHWM).
 //  - steady state: 50 notes/s written on A for 20 s (timer-paced POST /api/memory/note); every 10th
 //    note is watched on B with GET /api/memory/notes/:id polled every 5 ms, from A's 201 to B's 200
 //    (and from the request's start): p50/p99 propagation; bytes per change; CPU % of both brains.
@@ -19,7 +22,7 @@
 //    proxy, in 256 KiB frames with a window of 4 and an ack each (bench/fixtures/ws-ack.mjs), to a
 //    server launched like the brain; and the native insert rate above.
 // Sizes scale with `ctx.scale` or SVC_BENCH_SYNC_SCALE (0.1: 10k notes, 2k episodes, 5k triples, 1k
-// notes a side in the partition, 5 s of steady writes) for quick trials.
+// notes a side in the partition, 8 s of steady writes) for quick trials.
 //   export async function run(ctx) -> JSON-serialisable numbers
 //   ctx (all optional): { root, tmpDir, log(msg), scale }
 import { build } from 'esbuild';
