@@ -122,6 +122,21 @@ void test('bad input on /sync is refused with its code and counted once; nothing
     return refusedOnce(brain, peer, 'auth', () => assertHttpRefused(brain, encodeHelloHeader(new InitiatorHandshake(impostor, peer.brain).hello()), 'key_mismatch'));
   });
 
+  await t.test('a hello header that is no good hello is refused with its HTTP status before the upgrade', async (st) => {
+    const hello = (): SyncFrames['hello'] => new InitiatorHandshake(peer.identity, peer.brain).hello();
+    const header = (value: unknown): string => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+    const bad: [string, string, SyncRefusalCode, string][] = [
+      ['over 1024 characters', 'A'.repeat(1025), 'too_large', 'too_large'],
+      ['not base64url', `${encodeHelloHeader(hello())}+/=`, 'malformed', 'protocol'],
+      ['not JSON', Buffer.from('{"type":"hello",').toString('base64url'), 'malformed', 'protocol'],
+      ['a hello with an extra field', header({ ...hello(), extra: 1 }), 'malformed', 'protocol'],
+      ['another frame than a hello', header({ type: 'ping', n: 1 }), 'unexpected', 'protocol'],
+      ['another link version', header({ ...hello(), v: SYNC_LINK_VERSION + 1 }), 'version', 'protocol'],
+      ['a hello meant for another brain', header({ ...hello(), to: randomUUID() }), 'wrong_peer', 'auth'],
+    ];
+    for (const [what, value, code, reason] of bad) await st.test(what, () => refusedOnce(brain, peer, reason, () => assertHttpRefused(brain, value, code)));
+  });
+
   await t.test('a hello nonce seen before is a replay: a 401 before the upgrade, or refuse replay (4005) in a frame', async () => {
     const nonce = randomBytes(32).toString('base64url');
     const first = await handshake(brain, peer, { nonce });
