@@ -2,7 +2,8 @@
 // on: status names this brain and the fingerprint of the key in $SVC_HOME/sync-key (0600), a note
 // written through the API becomes a local op, and /sync is mounted. With settings sync.enabled false:
 // status says why it is off, /sync is not mounted, pairing is a 409, the svc_sync_* series stay at 0,
-// and no key is made and no op is journaled.
+// and no key is made and no op is journaled. And two such brains paired through their APIs: the pairing
+// is a device of kind brain on the minting brain, and revoking one forgets the other.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
@@ -15,13 +16,14 @@ import type { Store } from '../../../daemon/store/store';
 import { SYNC_OFF_REASON } from '../../../daemon/sync/sync-capability';
 import { loadBrainId } from '../../../mesh/brain-id';
 import { newPairToken } from '../../../mesh/pair-token';
-import { SyncStatus } from '../../../protocol/sync-api';
+import { SyncStatus, type SyncPeerView } from '../../../protocol/sync-api';
 import { SYNC_FAILURE_REASONS } from '../../../protocol/sync-link';
 import { keyFingerprint } from '../../../sync/identity-keys';
 import { SYNC_KEY_FILE, loadSyncIdentity } from '../../../sync/identity-key-file';
 import { inProcessBrain, type InProcessBrain } from '../../helpers/assembled-brain';
 import { samples } from '../../helpers/metric-samples';
 import { until } from '../../helpers/poll';
+import { brainId, expectStatus, pairBrains, post, type ApiBrain } from '../../helpers/sync-brains';
 
 /** The real capabilities plus one that only hands the test the brain's store. */
 function withStore(): { capabilities: typeof CAPABILITIES; store: () => Store } {
@@ -135,4 +137,54 @@ void test('with sync.enabled false: status says so, /sync is not mounted, pairin
   assert.deepEqual((await status(api)).ops, { local: 0, total: 0 });
 
   assert.deepEqual(await syncSeries(api), ['svc_sync_active_peers{} 0', 'svc_sync_was_active_recent{} 0', ...SYNC_FAILURE_REASONS.map((reason) => `svc_sync_failures_total${JSON.stringify({ reason })} 0`)].sort());
+});
+
+/** An in-process brain as the sync test helpers see it: where peers reach it, and its API. */
+function apiBrain(b: InProcessBrain): ApiBrain {
+  const url = `http://127.0.0.1:${b.brain.listener.addresses()[0]!.port}`;
+  return { url, api: (path, init = {}) => fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${b.token}`, 'content-type': 'application/json', ...(init.headers ?? {}) } }) };
+}
+
+const devicesOf = async (brain: ApiBrain): Promise<{ device_id: string; kind: string; name: string }[]> => (await expectStatus<{ devices: { device_id: string; kind: string; name: string }[] }>(brain, 200, '/api/devices/paired')).devices;
+const peersOf = async (brain: ApiBrain): Promise<SyncPeerView[]> => (await expectStatus<{ peers: SyncPeerView[] }>(brain, 200, '/api/sync/peers')).peers;
+
+void test('two brains pair through their APIs: the peer is a paired device of kind brain, a note crosses, revoking the device forgets the peer, forgetting the peer revokes its device', { timeout: 60_000 }, async (t) => {
+  const house = apiBrain(await inProcessBrain(t));
+  const cabin = apiBrain(await inProcessBrain(t));
+  const [houseId, cabinId] = [await brainId(house), await brainId(cabin)];
+
+  const paired = await pairBrains(house, cabin);
+  assert.equal(paired.brain_id, houseId);
+  assert.equal(paired.device_id, null, 'the completing side holds no device of the pairing');
+  assert.equal(paired.url, `${house.url.replace('http://', 'ws://')}/sync`);
+  const onHouse = (await peersOf(house)).find((p) => p.brain_id === cabinId) ?? assert.fail('the house pinned the cabin');
+  assert.deepEqual((await devicesOf(house)).map((d) => [d.device_id, d.kind, d.name]), [[onHouse.device_id, 'brain', 'peer']], 'the peer is a device of kind brain, named as its token was minted');
+
+  const note = await expectStatus<{ id: string }>(house, 201, '/api/memory/note', post({ text: 'The cabin key is under the blue pot' }));
+  await until(
+    () => `note ${note.id} to reach the cabin`,
+    async () => ((await cabin.api(`/api/memory/notes/${note.id}`)).status === 200 ? true : undefined),
+    20_000,
+  );
+
+  // `svc pair revoke dev_…` on the house forgets the cabin there.
+  await expectStatus(house, 200, `/api/devices/${onHouse.device_id}`, { method: 'DELETE' });
+  const forgotten = await until(
+    () => 'the revoked device to forget the peer',
+    async () => (await peersOf(house)).find((p) => p.brain_id === cabinId && p.state === 'forgotten'),
+    10_000,
+  );
+  assert.equal(forgotten.brain_id, cabinId);
+  assert.equal((await expectStatus<SyncStatus>(house, 200, '/api/sync/status')).peers, 0);
+  await expectStatus(house, 404, `/api/sync/peers/${cabinId}`, { method: 'DELETE' });
+
+  // Paired again, then `svc sync forget` on the house revokes the new device.
+  await pairBrains(house, cabin);
+  const again = (await peersOf(house)).find((p) => p.brain_id === cabinId) ?? assert.fail('the house pinned the cabin again');
+  assert.notEqual(again.state, 'forgotten');
+  assert.ok(again.device_id !== null && again.device_id !== onHouse.device_id, 'a fresh device');
+  assert.deepEqual((await devicesOf(house)).map((d) => d.device_id), [again.device_id]);
+  await expectStatus(house, 200, `/api/sync/peers/${cabinId}`, { method: 'DELETE' });
+  assert.deepEqual(await devicesOf(house), [], 'the pairing is revoked with the peer');
+  assert.equal((await peersOf(house)).find((p) => p.brain_id === cabinId)?.state, 'forgotten');
 });
