@@ -8,6 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { SyncOp } from '../../protocol/sync';
 import { SYNC_CONTEXT, SYNC_LINK_VERSION, SYNC_REFUSALS, SyncCloseCode, type SyncFrames, type SyncRefusalCode } from '../../protocol/sync-link';
 import { encodeHlc } from '../../sync/hlc';
@@ -16,12 +18,19 @@ import { encodeHelloHeader, encodeSyncFrame } from '../../sync/link-frames';
 import { InitiatorHandshake, handshakeTranscript } from '../../sync/link-handshake';
 import { stampOp } from '../../sync/ops';
 import { tripleId } from '../../sync/triple-id';
-import { startBrain, type BrainProcess } from '../helpers/brain-process';
+import { ROOT, startBrain, type BrainProcess } from '../helpers/brain-process';
 import { samples } from '../helpers/metric-samples';
 import { until } from '../helpers/poll';
 import { RawLink, WAIT_MS, brainCursor, cursorOf, handshake, isLink, newIdentity, noteOp, noteTexts, openLink, pairPeer, syncOneNote, whenSyncAnswers, type Peer } from '../helpers/sync-peer';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The refusal table of docs/sync.md "Refusals and failure reasons": code → reason, close code, HTTP status. */
+function documentedRefusals(): Record<string, { reason: string; close: number; http: number }> {
+  const doc = readFileSync(join(ROOT, 'docs', 'sync.md'), 'utf8');
+  const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| ([a-z_]+) \| (\d{4}) \| (\d{3}) \|/gm)];
+  return Object.fromEntries(rows.map((m) => [m[1]!, { reason: m[2]!, close: Number(m[3]), http: Number(m[4]) }]));
+}
 
 // ── Refused, counted once, nothing applied, still serving ──────────────────────────────────────────
 
@@ -99,6 +108,8 @@ void test('bad input on /sync is refused with its code and counted once; nothing
   t.after(() => brain.stop());
   const peer = await pairPeer(brain, newIdentity(), 'test peer');
   await whenSyncAnswers(brain, peer);
+  // The refusals below are checked against protocol/sync-link.ts's table: it is the documented one.
+  assert.deepEqual(documentedRefusals(), SYNC_REFUSALS);
   await t.test('a paired peer syncs a note over a good session, counting no failure', () => assertStillServes(brain, peer, 'the water meter is read on the 1st'));
 
   await t.test('a hello from a brain never paired is a 401 unknown_peer before the upgrade, or refuse unknown_peer (4001) in a frame', async () => {
