@@ -332,3 +332,32 @@ void test('pairing again after both sides forgot brings the peer back, with a fr
   assert.equal(new SyncPeers(house.store).peer(cabin.identity.brainId)?.revoked, false, 'the house still knows the cabin after a restart');
   assert.equal(new SyncPeers(cabin.store).peer(house.identity.brainId)?.revoked, false, 'the cabin still knows the house after a restart');
 });
+
+void test('the other brain\'s answer is read only up to its bound (64 KiB), not whatever size a server sends', { timeout: 30_000 }, async (t) => {
+  const house = newIdentity();
+  const cabin = brain(t, 'cabin');
+  const TOTAL = 128 * 1024 * 1024;
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  let written = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(201, { 'content-type': 'application/json' });
+    let closed = false;
+    res.once('close', () => void (closed = true));
+    void (async () => {
+      while (written < TOTAL && !closed) {
+        written += chunk.length;
+        if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      }
+      if (!closed) res.end();
+    })();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await refused(completePairing(cabin.deps, { url: pairUrl(house.brainId, newPairToken(), [base]) }), { status: 502, code: 'PEER_REFUSED' });
+  // Socket buffers hold a few MiB between the two ends; a reader that stops at its bound leaves the rest unsent.
+  assert.ok(written < TOTAL / 4, `the server sent ${(written / 1024 / 1024).toFixed(1)} MiB of a ${TOTAL / 1024 / 1024} MiB answer: it was read to the end`);
+  assert.deepEqual(cabin.peers.list(), []);
+});
