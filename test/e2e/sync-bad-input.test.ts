@@ -11,7 +11,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SyncOp } from '../../protocol/sync';
-import { SYNC_CONTEXT, SYNC_LINK_VERSION, SYNC_REFUSALS, SyncCloseCode, type SyncFrames, type SyncRefusalCode } from '../../protocol/sync-link';
+import { SYNC_CONTEXT, SYNC_LINK_DEFAULTS, SYNC_LINK_VERSION, SYNC_REFUSALS, SyncCloseCode, type SyncFrames, type SyncRefusalCode } from '../../protocol/sync-link';
 import { encodeHlc } from '../../sync/hlc';
 import { generateKeypair, identityOf, keyFingerprint, signText } from '../../sync/identity-keys';
 import { encodeHelloHeader, encodeSyncFrame } from '../../sync/link-frames';
@@ -220,12 +220,46 @@ void test('bad input on /sync is refused with its code and counted once; nothing
     }
   });
 
-  await t.test('a frame over 1 MiB closes the link 1009, counted too_large', () =>
-    refusedOnce(brain, peer, 'too_large', async () => {
+  await t.test('after the handshake, a frame out of turn is refused unexpected (4002)', async (st) => {
+    const bad: [string, (link: RawLink) => void][] = [
+      ['a second hello', (link) => link.send(new InitiatorHandshake(peer.identity, peer.brain).hello())],
+      ['a welcome from the initiator', (link) => link.send({ type: 'welcome' })],
+      ['an ack of a batch never sent', (link) => link.send({ type: 'ack', seq: 3, cursor: {} })],
+      ['a batch numbered beyond the receive window', (link) => link.send({ type: 'batch', seq: 1000, cursor: cursorOf(peer), ops: [] })],
+    ];
+    for (const [what, send] of bad) {
+      await st.test(what, () =>
+        refusedOnce(brain, peer, 'protocol', async () => {
+          const link = await handshake(brain, peer);
+          send(link);
+          await assertRefused(link, 'unexpected');
+        }),
+      );
+    }
+  });
+
+  await t.test('a frame over 1 MiB closes the link 1009, counted too_large: after the handshake, or as the first frame', async () => {
+    const big = noteOp(peer, 'x'.repeat(1024));
+    const oversized = { type: 'batch', seq: 1, cursor: cursorOf(peer), ops: Array.from({ length: 1100 }, () => big) };
+    await refusedOnce(brain, peer, 'too_large', async () => {
       const link = await handshake(brain, peer);
-      const big = noteOp(peer, 'x'.repeat(1024));
-      link.send({ type: 'batch', seq: 1, cursor: cursorOf(peer), ops: Array.from({ length: 1100 }, () => big) });
+      link.send(oversized);
       assert.equal((await link.closed).code, SyncCloseCode.too_large);
+    });
+    await refusedOnce(brain, peer, 'too_large', async () => {
+      const link = await openLink(brain);
+      link.send(oversized);
+      assert.equal((await link.closed).code, SyncCloseCode.too_large);
+    });
+  });
+
+  await t.test('a dialler that says nothing is refused timeout (4004) when the handshake time is up', () =>
+    refusedOnce(brain, peer, 'timeout', async () => {
+      const link = await openLink(brain);
+      // The handshake gets 10 s (protocol/sync-link.ts), and the brain checks its timers every second.
+      const refuse = await link.next('refuse', SYNC_LINK_DEFAULTS.handshakeTimeoutMs + 5_000);
+      assert.equal(refuse.code, 'timeout');
+      assert.equal((await link.closed).code, SYNC_REFUSALS.timeout.close);
     }),
   );
 

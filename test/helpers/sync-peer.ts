@@ -147,8 +147,8 @@ export class RawLink {
   }
 
   /** The next frame of `type` the brain sent (frames of other types stay for their own `next`). */
-  async next<K extends keyof SyncFrames>(type: K): Promise<SyncFrames[K]> {
-    const deadline = Date.now() + WAIT_MS;
+  async next<K extends keyof SyncFrames>(type: K, waitMs = WAIT_MS): Promise<SyncFrames[K]> {
+    const deadline = Date.now() + waitMs;
     for (;;) {
       assert.deepEqual(this.invalid, [], 'the brain sent only valid frames');
       const i = this.frames.findIndex((f) => f.type === type);
@@ -156,7 +156,7 @@ export class RawLink {
       const seen = `got ${this.frames.map((f) => f.type).join(', ') || 'nothing'}${this.errors.length > 0 ? `; socket errors: ${this.errors.join('; ')}` : ''}`;
       if (this.ended) throw new Error(`the link closed without a ${type} frame (${seen})`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${type} frame within ${WAIT_MS} ms (${seen})`);
+      if (left <= 0) throw new Error(`no ${type} frame within ${waitMs} ms (${seen})`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.wake = () => {
