@@ -27,6 +27,12 @@ export interface PairPayload {
   urls: string[];
   /** `<name>.local:<port>` when the brain advertises itself over mDNS, else null. */
   mdns: string | null;
+  /**
+   * Kind brain: the fingerprint of the minting brain's sync key (base64url SHA-256). The completing
+   * brain pins the key it is answered with only when it has this fingerprint, so whoever answers at
+   * an address of the URL cannot pass its own key off as the minting brain's.
+   */
+  key?: string;
 }
 
 export class PairPayloadError extends Error {
@@ -40,11 +46,13 @@ export function encodePairUrl(p: PairPayload): string {
   const q = new URLSearchParams({ v: String(p.v), kind: p.kind, brain: p.brain_id, token: p.token, exp: String(p.expires_at), pin: p.pin_required ? '1' : '0' });
   for (const url of p.urls) q.append('url', url);
   if (p.mdns !== null) q.set('mdns', p.mdns);
+  if (p.key !== undefined) q.set('key', p.key);
   return `${PAIR_URL_PREFIX}${q.toString()}`;
 }
 
 const BRAIN_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MDNS = /^[A-Za-z0-9-]{1,63}\.local:\d{1,5}$/;
+const KEY = /^[A-Za-z0-9_-]{43}$/;
 
 function one(q: URLSearchParams, name: string): string {
   const values = q.getAll(name);
@@ -87,5 +95,8 @@ export function parsePairUrl(text: string): PairPayload {
   const mdnsValues = q.getAll('mdns');
   if (mdnsValues.length > 1 || (mdnsValues[0] !== undefined && !MDNS.test(mdnsValues[0]))) throw new PairPayloadError('mdns is <name>.local:<port>');
   if (urls.length === 0 && mdnsValues.length === 0) throw new PairPayloadError('the pair URL names no address of the brain');
-  return { v, kind: kind as PairKind, brain_id: brain, token, expires_at: Number(exp), pin_required: pin === '1', urls, mdns: mdnsValues[0] ?? null };
+  const keys = q.getAll('key');
+  if (keys.length > 1 || (keys[0] !== undefined && !KEY.test(keys[0]))) throw new PairPayloadError('key is a key fingerprint (43 characters of base64url)');
+  const payload: PairPayload = { v, kind: kind as PairKind, brain_id: brain, token, expires_at: Number(exp), pin_required: pin === '1', urls, mdns: mdnsValues[0] ?? null };
+  return keys[0] === undefined ? payload : { ...payload, key: keys[0] };
 }

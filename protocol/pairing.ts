@@ -66,6 +66,8 @@ export const PairPayloadSchema = Type.Object({
   pin_required: Type.Boolean(),
   urls: Type.Array(Type.String()),
   mdns: Type.Union([Type.String(), Type.Null()]),
+  /** Kind brain: the SHA-256 fingerprint of the minting brain's sync key, which the other brain must find in the answer to pairing. */
+  key: Type.Optional(Type.String()),
 });
 
 /** GET /api/devices/pair/url: the URL a QR code carries, its fields, and the minted token's id (and PIN). */

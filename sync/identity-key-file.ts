@@ -22,6 +22,11 @@ export function loadSyncIdentity(home: string, brainId: string): SyncIdentity {
   return identityOf(brainId, kept);
 }
 
+/** This brain's sync public key when `<home>/sync-key` exists (nothing is created), for the pair URL of kind brain. */
+export function readSyncPublicKey(home: string, brainId: string): string | undefined {
+  return readKeypair(join(home, SYNC_KEY_FILE), brainId)?.publicKey;
+}
+
 function readKeypair(file: string, brainId: string): RawKeypair | undefined {
   const text = readIfExists(file);
   if (text === undefined) return undefined;

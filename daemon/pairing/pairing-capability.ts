@@ -7,6 +7,8 @@ import { defineCapability } from '../kernel/capability';
 import { AppError } from '../kernel/errors';
 import type { PairingClaims } from '../kernel/ports';
 import { loadBrainId } from '../../mesh/brain-id';
+import { keyFingerprint } from '../../sync/identity-keys';
+import { readSyncPublicKey } from '../../sync/identity-key-file';
 import type { BrainEvent } from '../kernel/events';
 import { routes } from '../http/route-kit';
 import { CodePairing } from './code-pairing';
@@ -45,6 +47,10 @@ export const pairingCapability = defineCapability({
       bus: context.bus,
       reach: follow.reach,
       brainId: () => (brainId ??= loadBrainId(context.home)),
+      syncKey: () => {
+        const key = readSyncPublicKey(context.home, (brainId ??= loadBrainId(context.home)));
+        return key === undefined ? null : keyFingerprint(key);
+      },
       logger: context.logger,
     });
     const codes = new CodePairing(pairing, context.clock);

@@ -46,6 +46,8 @@ export interface PairingDeps {
   reach: () => Reachability;
   /** The brain's stable id (mesh/brain-id.ts), named in the pair URL and the completed pairing. */
   brainId: () => string;
+  /** The fingerprint of the brain's sync key, for a pair URL of kind brain; null when it has none (sync off). */
+  syncKey?: () => string | null;
   logger: Logger;
 }
 
@@ -130,6 +132,8 @@ export class Pairing {
       urls: reach.urls,
       mdns: reach.mdns,
     };
+    const key = minted.kind === 'brain' ? (this.deps.syncKey?.() ?? null) : null;
+    if (key !== null) payload.key = key;
     return { url: encodePairUrl(payload), payload, pair_id: minted.pair_id, ...(minted.pin === undefined ? {} : { pin: minted.pin }) };
   }
 

@@ -86,7 +86,8 @@ export const syncCapability = defineCapability({
     const forgetByDevice = async (deviceId: string): Promise<void> => {
       const peer = peers.byDevice(deviceId);
       if (peer === undefined) return;
-      if (await peers.forget(peer.brainId, now())) links.forgotten(peer.brainId);
+      if (!(await peers.forget(peer.brainId, now()))) return;
+      links.forgotten(peer.brainId);
       context.logger.info({ peer: peer.brainId, device_id: deviceId }, 'peer brain forgotten: its pairing was revoked');
     };
 

@@ -12,7 +12,7 @@ import { parsePairUrl, PairPayloadError, type PairPayload } from '../../mesh/pai
 import { SyncPairResponse, type SyncPairRequest } from '../../protocol/sync-link';
 import type { SyncPairAcceptBody, SyncPairBody } from '../../protocol/sync-api';
 import { acceptPairRequest, acceptPairResponse, pairRequest, pairResponse } from '../../sync/identity-pairing';
-import type { SyncIdentity } from '../../sync/identity-keys';
+import { keyFingerprint, type SyncIdentity } from '../../sync/identity-keys';
 import { AppError, badRequest } from '../kernel/errors';
 import type { PairingClaims } from '../kernel/ports';
 import type { PeerRecord, SyncPeers } from './sync-peers';
@@ -73,7 +73,7 @@ export async function completePairing(deps: SyncPairingDeps, body: SyncPairBody)
   }
   if (payload.kind !== 'brain') throw badRequest(`this pair URL is for a ${payload.kind}; on the other brain run \`svc pair --kind brain\``, { kind: payload.kind });
   if (payload.brain_id === deps.identity.brainId) throw badRequest('this pair URL was minted by this brain: run `svc sync pair` on the other brain', { brain_id: payload.brain_id });
-  if (payload.expires_at * 1000 <= deps.now()) throw new AppError('CONFLICT', 'this pair URL has expired: mint a new one on the other brain', { state: 'expired' });
+  // Expiry is the minting brain's to judge (409 from it): this brain's clock may be off.
   if (payload.pin_required && body.pin === undefined) throw new AppError('UNAUTHORIZED', 'this pair URL needs the PIN shown on the other brain: pass --pin', { pin_required: true });
   const bases = [...payload.urls, ...(payload.mdns === null ? [] : [`http://${payload.mdns}`])];
   if (bases.length === 0) throw badRequest('the pair URL names no address of the other brain (it was minted in localhost mode?)', { urls: [] });
@@ -81,13 +81,16 @@ export async function completePairing(deps: SyncPairingDeps, body: SyncPairBody)
   const accept: SyncPairAcceptBody = { ...request, urls: deps.ownSyncUrls().slice(0, 8) };
   const unreachable: string[] = [];
   for (const base of bases) {
-    const answer = await tryBase(deps, base, body.pin, accept);
+    const answer = await tryBase(deps, base, body.pin, payload.pin_required, accept);
     if (answer === null) {
       unreachable.push(base);
       continue;
     }
     const pinned = acceptPairResponse(answer, request, payload.brain_id);
     if (pinned === null) throw new AppError('PEER_REFUSED', `the brain at ${base} answered, but its answer does not prove it is ${payload.brain_id}`, { url: base }, 502);
+    if (payload.key !== undefined && keyFingerprint(pinned.publicKey) !== payload.key) {
+      throw new AppError('PEER_REFUSED', `the brain at ${base} answered with a sync key other than the one the pair URL names: not the brain that minted it`, { url: base }, 502);
+    }
     const record = await deps.peers.pin({ brainId: pinned.brainId, publicKey: pinned.publicKey, name: answer.name, deviceId: null, url: body.sync_url ?? syncUrlOf(base) }, deps.now());
     deps.logger.info({ peer: record.brainId, url: record.url }, 'peer brain paired (this brain completed the pairing)');
     return record;
@@ -96,14 +99,16 @@ export async function completePairing(deps: SyncPairingDeps, body: SyncPairBody)
 }
 
 /** One address: the PIN first when there is one, then the request. Null when it cannot be reached; the other brain's refusal is thrown as its own. */
-async function tryBase(deps: SyncPairingDeps, base: string, pin: string | undefined, accept: SyncPairAcceptBody): Promise<SyncPairResponse | null> {
-  if (pin !== undefined) {
+async function tryBase(deps: SyncPairingDeps, base: string, pin: string | undefined, pinRequired: boolean, accept: SyncPairAcceptBody): Promise<SyncPairResponse | null> {
+  if (pin !== undefined && pinRequired) {
     const verified = await post(deps, base, '/api/devices/pair/verify_pin', { token: accept.token, pin });
     if (verified === null) return null;
     if (verified.status !== 200) throw relayed(verified, base);
   }
   const answer = await post(deps, base, '/api/sync/pair/accept', accept);
   if (answer === null) return null;
+  // Something at this address that is not a brain with sync (no error envelope): try the next address.
+  if (answer.status === 404 && typeof (answer.body as { error?: { code?: unknown } } | null)?.error?.code !== 'string') return null;
   if (answer.status !== 200 && answer.status !== 201) throw relayed(answer, base);
   answerCheck ??= TypeCompiler.Compile(SyncPairResponse);
   if (!answerCheck.Check(answer.body)) throw new AppError('PEER_REFUSED', `the brain at ${base} answered pairing with something that is not a pairing answer`, { url: base }, 502);
@@ -126,7 +131,7 @@ async function post(deps: SyncPairingDeps, base: string, path: string, body: unk
     deps.logger.info({ url, err: err instanceof Error ? err.message : String(err) }, 'pairing: an address of the other brain did not answer');
     return null;
   }
-  const text = (await response.text()).slice(0, ANSWER_MAX_BYTES);
+  const text = await readBounded(response, ANSWER_MAX_BYTES);
   let parsed: unknown = null;
   try {
     parsed = JSON.parse(text);
@@ -134,6 +139,25 @@ async function post(deps: SyncPairingDeps, base: string, path: string, body: unk
     if (!(err instanceof SyntaxError)) throw err;
   }
   return { status: response.status, body: parsed };
+}
+
+/** At most `max` bytes of a body, as text; the rest is not read (the stream is cancelled). */
+async function readBounded(response: Response, max: number): Promise<string> {
+  if (response.body === null) return '';
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size >= max) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
 }
 
 /** The other brain's refusal, passed on with its status and code (a PIN needed, a used token…). */

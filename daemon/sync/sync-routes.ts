@@ -60,6 +60,8 @@ export const syncSocketRoute = (upgrade: (helloHeader: string | undefined, remot
         websocket: true,
         config: { principals: ['anonymous'] },
         preValidation: async (request, reply) => {
+          // A plain GET is told to upgrade (426) by the app; only an upgrade is judged.
+          if ((request.headers.upgrade ?? '').toLowerCase() !== 'websocket') return;
           const header = request.headers[SYNC_HELLO_HEADER];
           const verdict = upgrade(Array.isArray(header) ? header[0] : header, request.ip);
           if (verdict.ok) {

@@ -22,6 +22,11 @@ void test('the pair URL round-trips and reads as svc://pair?…', () => {
   assert.match(url, /^svc:\/\/pair\?v=1&kind=phone&brain=/);
   assert.deepEqual(parsePairUrl(url), p);
   assert.deepEqual(parsePairUrl(encodePairUrl(payload({ mdns: null, pin_required: false }))).mdns, null);
+  // Kind brain: the minting brain's sync key fingerprint travels as `key`.
+  const brain = payload({ kind: 'brain', key: 'pASzN1sXn7eo2f_KhhmB_D_MOntAlqaR2Xa8cThXL1Q' });
+  assert.match(encodePairUrl(brain), /&key=pASzN1sXn7eo2f_KhhmB_D_MOntAlqaR2Xa8cThXL1Q/);
+  assert.deepEqual(parsePairUrl(encodePairUrl(brain)), brain);
+  assert.equal('key' in parsePairUrl(encodePairUrl(payload())), false, 'absent when not given');
 });
 
 void test('property: any payload round-trips; any string either parses or is a PairPayloadError', () => {
@@ -66,6 +71,8 @@ void test('bad pair URLs are refused with what is wrong', () => {
     [variant((q) => q.set('url', 'ftp://x')), /http/],
     [variant((q) => q.set('url', 'http://h/?a=1')), /plain/],
     [variant((q) => q.set('mdns', 'pi.lan:1')), /mdns/],
+    [variant((q) => q.set('key', 'short')), /key/],
+    [variant((q) => (q.append('key', 'a'.repeat(43)), q.append('key', 'b'.repeat(43)))), /key/],
     [variant((q) => (q.delete('url'), q.delete('mdns'))), /no address/],
     ['https://evil.example/pair?x', /starts with/],
     [`svc://pair?${'a'.repeat(2000)}`, /at most/],

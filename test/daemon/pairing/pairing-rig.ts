@@ -48,7 +48,7 @@ export interface Rig {
   events: BrainEvent[];
 }
 
-export function pairingRig(t: TestContext, opts: { dir?: string } = {}): Rig {
+export function pairingRig(t: TestContext, opts: { dir?: string; syncKey?: string } = {}): Rig {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'svc-pairing-'));
   const store = new SqliteStore(join(dir, 'brain.db'));
   store.migrate('pairing', PAIRING_MIGRATIONS);
@@ -57,7 +57,7 @@ export function pairingRig(t: TestContext, opts: { dir?: string } = {}): Rig {
   const connections = new FakeConnections();
   const reach: Reachability = { mode: 'localhost', urls: [], mdns: null };
   const revoked: BrainEvent[] = [];
-  const pairing = new Pairing({ store, clock, credentials, connections, bus: { emit: (e) => void revoked.push(e) }, reach: () => reach, brainId: () => BRAIN_ID, logger: pino({ level: 'silent' }) });
+  const pairing = new Pairing({ store, clock, credentials, connections, bus: { emit: (e) => void revoked.push(e) }, reach: () => reach, brainId: () => BRAIN_ID, syncKey: () => opts.syncKey ?? null, logger: pino({ level: 'silent' }) });
   pairing.start();
   t.after(() => {
     store.close();

@@ -161,6 +161,19 @@ void test('pair URL: 409 naming `svc access lan` in localhost mode; else the pay
   assert.equal(rig.pairing.check(parsed.token).state, 'unclaimed');
 });
 
+void test('a pair URL of kind brain names the brain\'s sync key fingerprint (when it has one); other kinds never do', async (t) => {
+  const key = 'pASzN1sXn7eo2f_KhhmB_D_MOntAlqaR2Xa8cThXL1Q';
+  const rig = pairingRig(t, { syncKey: key });
+  rig.reach.mode = 'lan';
+  rig.reach.urls = ['http://192.0.2.10:9090'];
+  assert.equal(parsePairUrl((await rig.pairing.pairUrl({ kind: 'brain' })).url).key, key);
+  assert.equal(parsePairUrl((await rig.pairing.pairUrl({ kind: 'phone' })).url).key, undefined);
+  const without = pairingRig(t);
+  without.reach.mode = 'lan';
+  without.reach.urls = ['http://192.0.2.10:9090'];
+  assert.equal(parsePairUrl((await without.pairing.pairUrl({ kind: 'brain' })).url).key, undefined, 'sync off: no key to name');
+});
+
 void test('handoff: both devices must be paired phones/browsers; a device may hand off only its own session', async (t) => {
   const rig = pairingRig(t);
   const a = await rig.pairing.complete({ token: (await rig.pairing.mint({})).token });

@@ -22,7 +22,7 @@ import { encodePairUrl, type PairKind } from '../../../mesh/pair-payload';
 import { newPairToken } from '../../../mesh/pair-token';
 import { SyncPairAcceptBody } from '../../../protocol/sync-api';
 import type { SyncPairResponse } from '../../../protocol/sync-link';
-import { generateKeypair, identityOf, type SyncIdentity } from '../../../sync/identity-keys';
+import { generateKeypair, identityOf, keyFingerprint, type SyncIdentity } from '../../../sync/identity-keys';
 import { pairRequest, pairResponse } from '../../../sync/identity-pairing';
 
 const silent = pino({ level: 'silent' });
@@ -149,8 +149,18 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-function pairUrl(brainId: string, token: string, urls: string[], opts: { kind?: PairKind; pin?: boolean; expiresAt?: number } = {}): string {
-  return encodePairUrl({ v: 1, kind: opts.kind ?? 'brain', brain_id: brainId, token, expires_at: opts.expiresAt ?? Math.floor(Date.now() / 1000) + 600, pin_required: opts.pin ?? false, urls, mdns: null });
+function pairUrl(brainId: string, token: string, urls: string[], opts: { kind?: PairKind; pin?: boolean; expiresAt?: number; key?: string } = {}): string {
+  return encodePairUrl({
+    v: 1,
+    kind: opts.kind ?? 'brain',
+    brain_id: brainId,
+    token,
+    expires_at: opts.expiresAt ?? Math.floor(Date.now() / 1000) + 600,
+    pin_required: opts.pin ?? false,
+    urls,
+    mdns: null,
+    ...(opts.key === undefined ? {} : { key: opts.key }),
+  });
 }
 
 /** Awaits `promise`, which must fail with an AppError of this status and code (and details containing `details`). */
@@ -241,11 +251,10 @@ void test('the minting side refuses a request from itself (400) and relays the c
   assert.deepEqual(house.peers.list().map((p) => p.brainId), [cabin.identity.brainId], 'only the first request pinned');
 });
 
-void test('a pair URL for a phone, one minted by this brain, or an expired one is refused before any request', async (t) => {
+void test('a pair URL for a phone, one minted by this brain, or not a pair URL is refused before any request (expiry is the minting brain\'s to judge)', async (t) => {
   const { house, cabin, claims, server } = await twoBrains(t);
   await refused(completePairing(cabin.deps, { url: pairUrl(house.identity.brainId, claims.mint('phone'), [server.base], { kind: 'phone' }) }), { status: 400, code: 'BAD_REQUEST', details: { kind: 'phone' } });
   await refused(completePairing(cabin.deps, { url: pairUrl(cabin.identity.brainId, claims.mint('brain'), [server.base]) }), { status: 400, code: 'BAD_REQUEST', details: { brain_id: cabin.identity.brainId } });
-  await refused(completePairing(cabin.deps, { url: pairUrl(house.identity.brainId, claims.mint('brain'), [server.base], { expiresAt: Math.floor(Date.now() / 1000) - 1 }) }), { status: 409, code: 'CONFLICT', details: { state: 'expired' } });
   await refused(completePairing(cabin.deps, { url: 'svc://pair?v=1&kind=brain' }), { status: 400, code: 'BAD_REQUEST', details: { url: 'invalid' } });
   assert.deepEqual(server.requests, []);
   assert.deepEqual(cabin.peers.list(), []);
@@ -360,4 +369,22 @@ void test('the other brain\'s answer is read only up to its bound (64 KiB), not 
   // Socket buffers hold a few MiB between the two ends; a reader that stops at its bound leaves the rest unsent.
   assert.ok(written < TOTAL / 4, `the server sent ${(written / 1024 / 1024).toFixed(1)} MiB of a ${TOTAL / 1024 / 1024} MiB answer: it was read to the end`);
   assert.deepEqual(cabin.peers.list(), []);
+});
+
+void test('a pair URL naming the minting brain\'s key: an impostor answering at its address with the house\'s id and its own key is refused; the house itself pairs', async (t) => {
+  const house = newIdentity();
+  const impostor = identityOf(house.brainId, generateKeypair());
+  const cabin = brain(t, 'cabin');
+  const fake = await listen(t, (_path, body) => Promise.resolve({ status: 201, body: pairResponse(impostor, body as SyncPairAcceptBody, 'dev_1', 'house') }));
+  const err = await refused(completePairing(cabin.deps, { url: pairUrl(house.brainId, newPairToken(), [fake.base], { key: keyFingerprint(house.publicKey) }) }), { status: 502, code: 'PEER_REFUSED' });
+  assert.match(err.message, /sync key other than the one the pair URL names/);
+  assert.deepEqual(cabin.peers.list(), [], 'nothing pinned');
+  // Without the key in the URL the same impostor would be believed: the fingerprint is what stops it.
+  const tofu = await completePairing(cabin.deps, { url: pairUrl(house.brainId, newPairToken(), [fake.base]) });
+  assert.equal(tofu.publicKey, impostor.publicKey);
+  await cabin.peers.forget(house.brainId, Date.now());
+
+  const real = await listen(t, (_path, body) => Promise.resolve({ status: 201, body: pairResponse(house, body as SyncPairAcceptBody, 'dev_1', 'house') }));
+  const record = await completePairing(cabin.deps, { url: pairUrl(house.brainId, newPairToken(), [real.base], { key: keyFingerprint(house.publicKey) }) });
+  assert.equal(record.publicKey, house.publicKey);
 });
