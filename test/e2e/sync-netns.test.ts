@@ -13,7 +13,7 @@
 // tc and tbf (a slow link), the alert check promtool.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -245,12 +245,14 @@ async function killMidSync(t: TestContext, s: Shared): Promise<void> {
   const aId = await brainId(a);
 
   await setBridgePort(b.member, 'down');
+  const started = Date.now();
   const total = 3000;
   const ids: string[] = [];
   for (let i = 0; i < total; i += 50) {
     const batch = Array.from({ length: Math.min(50, total - i) }, (_, k) => `note ${i + k} of the bulk write.${LONG_TEXT}`);
     ids.push(...(await Promise.all(batch.map(async (text) => (await expectStatus<NoteItem>(a, 201, '/api/memory/note', post({ text }))).id))));
   }
+  t.diagnostic(`A wrote ${total} notes in ${Date.now() - started} ms while B was cut off`);
   // A slow link keeps B receiving long enough to be killed while it does.
   await setQdisc(s.net, b.member, SLOW);
   await setBridgePort(b.member, 'up');
@@ -267,12 +269,14 @@ async function killMidSync(t: TestContext, s: Shared): Promise<void> {
       60_000,
     );
     await b.kill();
+    t.diagnostic(`kill ${round}: B had applied ${seen} of ${total} (${Date.now() - started} ms)`);
     killedAt = seen;
     await b.start();
   }
   await setQdisc(s.net, b.member, null);
   await syncNow(b, 60_000);
   await until(() => `B holding all ${total} notes`, async () => ((await applied()) === total ? true : undefined), 60_000);
+  t.diagnostic(`B held all ${total} after ${Date.now() - started} ms`);
   const held = (await syncedState(b)).notes.map((n) => n.id);
   assert.equal(held.length, total, 'no note twice, none missing');
   assert.deepEqual(new Set(held), new Set(ids));
@@ -366,6 +370,17 @@ async function peerDownAlert(t: TestContext, s: Shared): Promise<void> {
   ]);
   const r = await runTool('promtool', ['test', 'rules', file], { cwd: dir });
   assert.equal(r.code, 0, `${r.stdout}${r.stderr}\nseries: ${JSON.stringify(series)}`);
+
+  // The same expectations notice a rule that waits less, or one without its guard (it would fire for the sync-disabled brain).
+  const original = readFileSync(rules, 'utf8');
+  const at = original.indexOf('- alert: SyncPeerDown');
+  const [head, rule] = [original.slice(0, at), original.slice(at)];
+  const mutants: [string, string][] = [[`for: ${forMinutes}m`, `for: ${forMinutes - 5}m`], [' and max_over_time(svc_sync_was_active_recent[1h]) == 1', '']];
+  for (const [from, to] of mutants.filter(([from]) => rule.includes(from))) {
+    writeFileSync(join(dir, 'alerts.yml'), head + rule.replace(from, to));
+    const m = await runTool('promtool', ['test', 'rules', file], { cwd: dir });
+    assert.notEqual(m.code, 0, `the expectations do not notice ${from} → ${to}`);
+  }
 }
 
 async function hasPromtool(): Promise<boolean> {
@@ -382,15 +397,14 @@ void test('sync between brains in network namespaces on one bridge', { skip: ROO
   const net = await createBridgeNet(MEMBERS, MESH_BLOCK);
   t.after(() => net.destroy());
   const s: Shared = { net, loss: await hasQdisc(net, LOSS), slow: await hasQdisc(net, SLOW), gauges: new Map() };
-  let sampled = false;
   await t.test('partition and heal: writes on every side, a concurrent edit, link down then packet loss', { timeout: 180_000 }, async (tt) => {
     tt.after(() => resetBridge(net));
     await partitionAndHeal(tt, s);
-    sampled = true;
   });
   await t.test('SyncPeerDown on the gauges the partitioned brain, a connected one and a sync-disabled one reported', async (tt) => {
     if (!(await hasPromtool())) return tt.skip('promtool is not installed');
-    if (!sampled) return tt.skip('the partition trial did not finish, so there are no samples');
+    const sampled = ['alpha', 'bravo', 'delta'].every((label) => (s.gauges.get(label)?.after.length ?? 0) > 0);
+    if (!sampled) return tt.skip('the partition trial stopped before the gauges were scraped after the heal');
     await peerDownAlert(tt, s);
   });
   await t.test('kill -9 while receiving thousands of notes, three times: it ends with exactly every note', { timeout: 180_000 }, async (tt) => {
