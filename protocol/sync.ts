@@ -26,8 +26,11 @@ const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 2 ** 48 
 /** Limits of what one op may carry (an oversized op is refused like a malformed one). */
 export const SYNC_LIMITS = {
   summaryChars: 64 * 1024,
-  /** Largest seq an op may carry: integers stay exact in a double. */
-  maxSeq: Number.MAX_SAFE_INTEGER,
+  /**
+   * Largest seq an op may carry: 2^48, a thousand ops a second for 8,900 years, far enough under
+   * 2^53 that the next seq of a brain (and every count of ops) stays an exact integer.
+   */
+  maxSeq: 2 ** 48,
 } as const;
 
 // ── Bodies: whole records, never patches (an edit is a put of the whole note) ──────────────────────

@@ -54,6 +54,12 @@ function tripleChange(id: string, s: TripleState): MemoryJournalChange {
 
 const familyOfId = (id: string): Family => (id.startsWith('note_') ? 'note' : id.startsWith('ep_') ? 'episode' : 'triple');
 
+/**
+ * The most ops of its own a brain accepts back beyond its own count (what a restore from an old backup
+ * can have lost); an own op numbered further is refused as forged.
+ */
+export const MAX_OWN_SEQ_GAP = 10_000_000;
+
 export class RemoteApplier {
   /** Tier writes run one at a time, so an older state is never written over a newer one. */
   private flushing: Promise<void> = Promise.resolve();
@@ -84,8 +90,14 @@ export class RemoteApplier {
       for (const { op, hlc } of parsed) {
         if (this.log.has(db, op.origin, op.seq)) continue;
         // An op of this brain's own that it lacks (its database was restored from a backup): later
-        // ops of its own must number and stamp above it.
-        if (op.origin === this.log.brain) this.log.raiseSeq(db, op.seq);
+        // ops of its own must number and stamp above it. Ops are not signed by their origin, so a
+        // peer could claim any seq for this brain; one far beyond what a restore could have lost
+        // is refused as forged instead of moving this brain's numbering.
+        if (op.origin === this.log.brain) {
+          const last = this.log.lastSeq(db);
+          if (op.seq > last + MAX_OWN_SEQ_GAP) throw new BatchRefused('forged', `${op.op_id} from ${peer} claims this brain wrote ${op.seq - last} ops it does not know of`);
+          this.log.raiseSeq(db, op.seq);
+        }
         const received = this.log.clock.receive(hlc);
         if (!received.ok) throw new BatchRefused('clock_skew', `${op.op_id} from ${peer} is ${received.aheadMs} ms ahead of this brain's clock`);
         this.applyOne(db, op);

@@ -94,6 +94,11 @@ export class OpLog {
     return db.get<{ seq: number }>('SELECT seq FROM sync_clock WHERE id = 1')!.seq;
   }
 
+  /** The seq of this brain's last own op (0 before any). */
+  lastSeq(db: Db): number {
+    return db.get<{ seq: number }>('SELECT seq FROM sync_clock WHERE id = 1')!.seq;
+  }
+
   /** Raises this brain's own seq to at least `seq` (an own op came back from a peer, e.g. after a restore). */
   raiseSeq(db: Db, seq: number): void {
     db.run('UPDATE sync_clock SET seq = MAX(seq, ?) WHERE id = 1', [seq]);

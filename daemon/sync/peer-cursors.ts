@@ -6,7 +6,12 @@
 import type { Cursor } from '../../protocol/sync-link';
 import type { Store } from '../kernel/capability';
 import { collectTombstones, peerCursor, savePeerCursor } from './op-log';
-import { sameCursor } from './sync-now';
+
+/** Two cursors name the same ops (an origin absent from one counts as 0). */
+export function sameCursor(a: Cursor, b: Cursor): boolean {
+  for (const origin of new Set([...Object.keys(a), ...Object.keys(b)])) if ((a[origin] ?? 0) !== (b[origin] ?? 0)) return false;
+  return true;
+}
 
 /** How often tombstones are looked at. */
 export const COLLECT_EVERY_MS = 10 * 60_000;

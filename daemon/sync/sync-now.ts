@@ -4,7 +4,10 @@
 // — or until the link fails, or the time is up.
 import type { Cursor } from '../../protocol/sync-link';
 import type { SyncNowResult } from '../../protocol/sync-api';
+import { sameCursor } from './peer-cursors';
 import type { PeerAddress, SyncLinks } from './sync-links';
+
+export { sameCursor };
 import type { PeerRecord } from './sync-peers';
 
 /** How often the wait looks again. */
@@ -23,11 +26,6 @@ export interface WaitDeps {
 
 type Outcome = SyncNowResult['peers'][number];
 
-/** Two cursors name the same ops (an origin absent from one counts as 0). */
-export function sameCursor(a: Cursor, b: Cursor): boolean {
-  for (const origin of new Set([...Object.keys(a), ...Object.keys(b)])) if ((a[origin] ?? 0) !== (b[origin] ?? 0)) return false;
-  return true;
-}
 
 export async function waitForSync(deps: WaitDeps): Promise<SyncNowResult> {
   const clock = deps.now ?? Date.now;

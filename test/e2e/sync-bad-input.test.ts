@@ -371,18 +371,19 @@ async function assertNoErrorLogged(brain: BrainProcess): Promise<void> {
 // origin that comes back from a peer raises its own op counter (a database restored from a backup,
 // daemon/sync/apply-remote.ts). So one op posing as the brain's own, numbered at the top of the seq
 // range, must not leave the brain unable to number its next op.
-void test('an op posing as the brain\'s own, numbered at the top of the seq range, leaves the brain able to write and sync', { timeout: 60_000 }, async (t) => {
+void test('an op posing as the brain\'s own, numbered beyond the seq range or far beyond its own count, is refused and leaves the brain able to write and sync', { timeout: 60_000 }, async (t) => {
   const brain = await startBrain();
   t.after(() => brain.stop());
   const peer = await pairPeer(brain, newIdentity(), 'test peer');
   await whenSyncAnswers(brain, peer);
   const own = peer.brain.brainId;
   const body = { text: 'a note posing as the brain\'s own', source: 'user', tags: [], created_at: Date.now() };
-  const posing = stampOp({ kind: 'note.put', record_id: `note_${randomBytes(8).toString('hex')}`, base: null, body }, own, Number.MAX_SAFE_INTEGER, { wall: Date.now(), logical: 0, brain: own });
-  const link = await sendBatch(brain, peer, [posing]);
-  // Refused or applied: either way the link ends or goes on cleanly.
-  link.send({ type: 'bye' });
-  await link.closed;
+  // Beyond the op schema's seq range (malformed), and within it but far beyond this brain's own count (forged).
+  for (const seq of [Number.MAX_SAFE_INTEGER, 2 ** 48]) {
+    const posing = stampOp({ kind: 'note.put', record_id: `note_${randomBytes(8).toString('hex')}`, base: null, body }, own, seq, { wall: Date.now(), logical: 0, brain: own });
+    const link = await sendBatch(brain, peer, [posing]);
+    await assertRefused(link, seq === 2 ** 48 ? 'forged' : 'malformed');
+  }
 
   const written = await brain.api('/api/memory/note', { method: 'POST', body: JSON.stringify({ text: 'the boiler pressure is 1.5 bar' }) });
   assert.equal(written.status, 201, `a local note after the posing op: ${await written.text()}`);
