@@ -5,9 +5,10 @@
 // fd44:244:N::/64), so a brain cut off the bridge is still written to and scraped. Traffic goes only
 // between namespaces created here; nothing is routed, bridged or forwarded on the machine itself.
 //
-// Trials, each on fresh brains: partition and heal (a bridge port down, then 30% packet loss) with
-// writes on every side and a concurrent edit; kill -9 of a brain while it receives thousands of notes,
-// three times; clocks an hour ahead and behind; SVC_SYNC_DISABLED=1. The gauges of the partitioned brain,
+// Trials, each on fresh brains: partition and heal in a full mesh (a bridge port down, then 30% packet
+// loss) with writes on every side and a concurrent edit; a chain A–B–C, where A and C only ever hear of
+// each other through B, with B cut off and back; kill -9 of a brain while it receives thousands of
+// notes, three times; clocks an hour ahead and behind; SVC_SYNC_DISABLED=1. The gauges of the partitioned brain,
 // a connected one and a sync-disabled one, scraped during the first trial, then drive SyncPeerDown
 // through `promtool test rules`. Needs root; the packet-loss phase needs tc and netem, the crash trial
 // tc and tbf (a slow link), the alert check promtool.
@@ -234,6 +235,40 @@ async function partitionAndHeal(t: TestContext, s: Shared): Promise<void> {
   }
 }
 
+async function chainRelay(t: TestContext, s: Shared): Promise<void> {
+  const a = meshBrain('alpha', member(s, 'alpha'));
+  const b = meshBrain('bravo', member(s, 'bravo'));
+  const c = meshBrain('charlie', member(s, 'charlie'));
+  await startAll(t, [a, b, c]);
+  await pairBrains(a, b);
+  await pairBrains(b, c);
+  await activePeers(b, 2);
+  const model = new Model();
+  const door = await model.note(a, 'the back door sticks in wet weather');
+  await model.note(c, 'the shed padlock code is on the fridge');
+  await model.fact(a, 'alpha-notes', 'back door', 'sticks in', 'wet weather');
+  await converged([a, b, c], model);
+  const cId = await brainId(c);
+  assert.ok((await expectStatus<{ peers: { brain_id: string }[] }>(a, 200, '/api/sync/peers')).peers.every((p) => p.brain_id !== cId), 'A and C never paired: what reached them went through B');
+
+  // B, the relay, is cut off: A and C edit the same note, C later in real time.
+  await setBridgePort(b.member, 'down');
+  await model.edit(a, door, 'the back door sticks in winter', false);
+  await sleep(20);
+  await model.edit(c, door, 'the back door sticks in autumn');
+  await model.note(a, 'the loft hatch is above the landing');
+  await model.fact(c, 'charlie-notes', 'Back door', 'sticks in', 'wet weather');
+  await setBridgePort(b.member, 'up');
+  await syncAll([a, b, c]);
+  await converged([a, b, c], model);
+  const aId = await brainId(a);
+  for (const x of [a, b, c]) {
+    const r = await revisions(x, door);
+    assert.equal(r.current?.text, 'the back door sticks in autumn', x.label);
+    assert.ok(r.history.some((h) => h.text === 'the back door sticks in winter' && h.brain_id === aId), `${x.label}: A's losing edit is in the history`);
+  }
+}
+
 const LONG_TEXT = ' The note is long enough that a few thousand of them take several batches to send.'.repeat(5);
 
 async function killMidSync(t: TestContext, s: Shared): Promise<void> {
@@ -257,20 +292,21 @@ async function killMidSync(t: TestContext, s: Shared): Promise<void> {
   await setQdisc(s.net, b.member, SLOW);
   await setBridgePort(b.member, 'up');
   const applied = async (): Promise<number> => (await status(b)).cursor[aId] ?? 0;
-  let killedAt = 0;
+  // Kill k once B holds k quarters of the notes, and a little later each time: at a batch's commit,
+  // then while the next one is arriving.
   for (let round = 1; round <= 3; round++) {
     const seen = await until(
-      () => `B applying A's notes past ${killedAt} (round ${round})`,
+      () => `B applying ${(round * total) / 4} of A's notes (kill ${round})`,
       async () => {
         const n = await applied();
         assert.ok(n < total, `B received all ${total} notes before kill ${round}: the link was not slow enough`);
-        return n > killedAt ? n : undefined;
+        return n >= (round * total) / 4 ? n : undefined;
       },
       60_000,
     );
+    await sleep((round - 1) * 250);
     await b.kill();
     t.diagnostic(`kill ${round}: B had applied ${seen} of ${total} (${Date.now() - started} ms)`);
-    killedAt = seen;
     await b.start();
   }
   await setQdisc(s.net, b.member, null);
@@ -406,6 +442,10 @@ void test('sync between brains in network namespaces on one bridge', { skip: ROO
     const sampled = ['alpha', 'bravo', 'delta'].every((label) => (s.gauges.get(label)?.after.length ?? 0) > 0);
     if (!sampled) return tt.skip('the partition trial stopped before the gauges were scraped after the heal');
     await peerDownAlert(tt, s);
+  });
+  await t.test('a chain A–B–C: what A and C write reaches each other through B, also after B was cut off', { timeout: 90_000 }, async (tt) => {
+    tt.after(() => resetBridge(net));
+    await chainRelay(tt, s);
   });
   await t.test('kill -9 while receiving thousands of notes, three times: it ends with exactly every note', { timeout: 180_000 }, async (tt) => {
     if (!s.slow) return tt.skip('no tbf: tc (iproute2) is not installed or this kernel lacks sch_tbf, so no slow link to kill a brain in the middle of');
