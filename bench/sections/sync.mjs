@@ -156,6 +156,9 @@ const framesSince = (proxy, before) => {
   return { a_to_b: directionDelta(now.down, before.down), b_to_a: directionDelta(now.up, before.up) };
 };
 
+/** Bytes per op on the wire, and without the batches sent again (what the link would carry if none were). */
+const bytesPerOp = (bytes, frames, ops) => ({ all: round(bytes.total / ops, 1), without_resent: round((bytes.total - frames.a_to_b.resent_bytes - frames.b_to_a.resent_bytes) / ops, 1) });
+
 const delta = (after, before) => ({ up: after.up - before.up, down: after.down - before.down, total: after.total - before.total, connections: after.connections - before.connections });
 
 // ── Phases ───────────────────────────────────────────────────────────────────────────────────────
@@ -220,6 +223,7 @@ async function initialSync(parts, a, b, proxy, sizes, log) {
   await until('B holds all of A', async (seen) => same(seen(await holdings(b)), target), { everyMs: 20 });
   const ms = performance.now() - t0;
   const bytes = delta(proxy.bytes(), bytes0);
+  const frames = framesSince(proxy, frames0);
   const cpuUse = cpu.stop();
   log(`initial sync: ${Math.round(ms)} ms, ${bytes.total} bytes`);
   return {
@@ -234,8 +238,8 @@ async function initialSync(parts, a, b, proxy, sizes, log) {
       triples: { ops: target.ops - marks[1], ms: round(opsMs - episodesMs, 0), ops_per_s: Math.round(((target.ops - marks[1]) * 1000) / (opsMs - episodesMs)) },
     },
     bytes,
-    bytes_per_op: round(bytes.total / target.ops, 1),
-    frames: framesSince(proxy, frames0),
+    bytes_per_op: bytesPerOp(bytes, frames, target.ops),
+    frames,
     mib_per_s: round(bytes.total / 2 ** 20 / (ms / 1000), 2),
     cpu: cpuUse,
     cpu_ms_per_op: { a: round(cpuUse.a.cpu_ms / target.ops, 3), b: round(cpuUse.b.cpu_ms / target.ops, 3) },
@@ -365,6 +369,7 @@ async function partition(a, b, proxy, n, log) {
   const ms = performance.now() - t0;
   const syncNow = await now;
   const bytes = delta(proxy.bytes(), bytes0);
+  const frames = framesSince(proxy, frames0);
   log(`converged in ${Math.round(ms)} ms, ${bytes.total} bytes`);
   return {
     notes_per_side: n,
@@ -376,8 +381,8 @@ async function partition(a, b, proxy, n, log) {
     ops_exchanged: 2 * n,
     ops_per_s: Math.round((2 * n * 1000) / ms),
     bytes,
-    bytes_per_op: round(bytes.total / (2 * n), 1),
-    frames: framesSince(proxy, frames0),
+    bytes_per_op: bytesPerOp(bytes, frames, 2 * n),
+    frames,
     cpu: cpu.stop(),
     io_per_op: perOp(io.stop(), 2 * n),
   };
