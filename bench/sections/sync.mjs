@@ -26,11 +26,12 @@
 //   export async function run(ctx) -> JSON-serialisable numbers
 //   ctx (all optional): { root, tmpDir, log(msg), scale }
 import { build } from 'esbuild';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { streamFrames } from '../fixtures/ws-ack.mjs';
 import { brainRuntime, cpuOf, freePort, latency, round, sleep, startBrain, startScript } from '../lib/brain.mjs';
+import { cpuWindow, ioWindow, perOp, sampleRss } from '../lib/process-windows.mjs';
 import { loadMemoryParts, noteText, seedMemory } from '../lib/memory-seed.mjs';
 import { startTcpProxy } from '../lib/tcp-proxy.mjs';
 
@@ -88,57 +89,6 @@ async function loadPairing(root, dir) {
   await build({ entryPoints: [join(root, 'mesh/pair-payload.ts')], outfile, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
   return import(pathToFileURL(outfile).href);
 }
-
-// ── Process samples ──────────────────────────────────────────────────────────────────────────────
-
-const statusKib = (pid, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
-const mib = (kib) => round(kib / 1024, 1);
-
-/** Samples VmRSS of each named pid every 200 ms; stop() gives the peak sampled and VmHWM (the kernel's own peak) of each. */
-function sampleRss(pids) {
-  const peak = Object.fromEntries(Object.keys(pids).map((k) => [k, 0]));
-  const take = () => {
-    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name], statusKib(pid, 'VmRSS'));
-  };
-  take();
-  const timer = setInterval(take, 200);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      take();
-      return Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, { peak_rss_mib: mib(peak[name]), vm_hwm_mib: mib(statusKib(pid, 'VmHWM')) }]));
-    },
-  };
-}
-
-/** CPU of each named pid from now: stop() gives its CPU ms and % of one core over the wall time between. */
-function cpuWindow(pids) {
-  const t0 = performance.now();
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuOf(pid).ms]));
-  return {
-    stop: () => {
-      const wall = performance.now() - t0;
-      return Object.fromEntries(Object.entries(pids).map(([name, pid]) => {
-        const ms = cpuOf(pid).ms - before[name];
-        return [name, { cpu_ms: Math.round(ms), cpu_pct_of_one_core: round((ms / wall) * 100, 1) }];
-      }));
-    },
-  };
-}
-
-/** Read and write syscalls and bytes of each named pid from now (/proc/<pid>/io): what its store did to the disk. */
-function ioWindow(pids) {
-  const read = (pid) => Object.fromEntries(readFileSync(`/proc/${pid}/io`, 'utf8').trim().split('\n').map((l) => l.split(': ')).map(([k, v]) => [k, Number(v)]));
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, read(pid)]));
-  return {
-    stop: () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => {
-      const now = read(pid);
-      return [name, { write_syscalls: now.syscw - before[name].syscw, written_bytes: now.wchar - before[name].wchar, disk_write_bytes: now.write_bytes - before[name].write_bytes }];
-    })),
-  };
-}
-
-const perOp = (io, ops) => Object.fromEntries(Object.entries(io).map(([name, v]) => [name, { write_syscalls: round(v.write_syscalls / ops, 1), written_bytes: Math.round(v.written_bytes / ops), disk_write_bytes: Math.round(v.disk_write_bytes / ops) }]));
 
 /** What one direction of the link carried between two snapshots of proxy.frames(): frames and bytes by type, batches resent. */
 function directionDelta(after, before) {
