@@ -142,9 +142,9 @@ async function scrape(brains: readonly MeshBrain[], into: Map<string, Record<Pha
 
 // ── The trials ─────────────────────────────────────────────────────────────────────────────────────
 
-/** 30% of packets lost, each way. */
+/** 30% of the packets a brain sends lost (netem on its own port, as `tc qdisc add dev <if> root netem loss 30%` in its namespace). */
 const LOSS = ['netem', 'loss', '30%'];
-/** 2 Mbit/s each way. */
+/** 2 Mbit/s (used each way). */
 const SLOW = ['tbf', 'rate', '2mbit', 'burst', '32kbit', 'latency', '400ms'];
 
 interface Shared {
@@ -217,8 +217,8 @@ async function partitionAndHeal(t: TestContext, s: Shared): Promise<void> {
     assert.ok(r.history.some((h) => h.text === 'the boiler is serviced in May' && h.brain_id === aId), `${x.label}: A's losing edit is in the history: ${JSON.stringify(r.history)}`);
   }
 
-  await t.test('30% packet loss on B, both ways: writes everywhere still converge', { skip: s.loss ? false : 'no netem: tc (iproute2) is not installed or this kernel lacks sch_netem' }, async () => {
-    await setQdisc(s.net, b.member, LOSS);
+  await t.test('30% of what B sends lost: writes everywhere still converge', { skip: s.loss ? false : 'no netem: tc (iproute2) is not installed or this kernel lacks sch_netem' }, async () => {
+    await setQdisc(s.net, b.member, LOSS, 'out');
     await model.note(a, 'the garage door code changes in spring');
     await model.note(b, 'the heat pump filter is cleaned monthly');
     await model.edit(b, bins, 'the bins go out on Thursday night');
@@ -310,7 +310,8 @@ async function killMidSync(t: TestContext, s: Shared): Promise<void> {
     await b.start();
   }
   await setQdisc(s.net, b.member, null);
-  await syncNow(b, 60_000);
+  const now = await syncNow(b, 60_000);
+  t.diagnostic(`sync now after the last restart: ${now.peers.map((p) => `${p.outcome}, received ${p.received}`).join('; ')} (${Date.now() - started} ms)`);
   await until(() => `B holding all ${total} notes`, async () => ((await applied()) === total ? true : undefined), 60_000);
   t.diagnostic(`B held all ${total} after ${Date.now() - started} ms`);
   const held = (await syncedState(b)).notes.map((n) => n.id);

@@ -91,14 +91,13 @@ export async function setBridgePort(m: BridgeMember, state: 'up' | 'down'): Prom
 }
 
 /**
- * A root qdisc on both directions of the member's bridge link: `['netem', 'loss', '30%']`, `['tbf', 'rate',
- * '2mbit', …]`; `null` takes it away (and is a no-op on a link without one).
+ * A root qdisc on the member's bridge link: `['netem', 'loss', '30%']`, `['tbf', 'rate', '2mbit', …]`;
+ * `null` takes it away (and is a no-op on a link without one). `out`: only what the member sends (its
+ * own port, inside its namespace); `both`: also what it receives (the bridge's end, in the switch).
  */
-export async function setQdisc(net: BridgeNet, m: BridgeMember, qdisc: readonly string[] | null): Promise<void> {
-  for (const [ns, dev] of [
-    [m.plan.ns, m.meshIf],
-    [net.switchNs, m.switchIf],
-  ] as const) {
+export async function setQdisc(net: BridgeNet, m: BridgeMember, qdisc: readonly string[] | null, direction: 'out' | 'both' = 'both'): Promise<void> {
+  const ends = [[m.plan.ns, m.meshIf] as const, ...(direction === 'both' ? [[net.switchNs, m.switchIf] as const] : [])];
+  for (const [ns, dev] of ends) {
     if (qdisc === null) await runTool('tc', ['-n', ns, 'qdisc', 'del', 'dev', dev, 'root']);
     else await runToolOk('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'root', ...qdisc]);
   }
