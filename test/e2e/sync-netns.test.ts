@@ -18,7 +18,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isDeepStrictEqual } from 'node:util';
 import { WebSocket } from 'ws';
 import { encodePairUrl } from '../../mesh/pair-payload';
 import type { SyncStatus } from '../../protocol/sync-api';
@@ -29,6 +28,7 @@ import { samples } from '../helpers/metric-samples';
 import { minuteGrid, peerDownRule, syncGauges, writePeerDownTest, type Phase, type SyncGauges } from '../helpers/peer-down-series';
 import { until } from '../helpers/poll';
 import { brainId, expectStatus, pairBrains, post, revisions, syncedState, syncNow, type ApiBrain, type NoteItem } from '../helpers/sync-brains';
+import { converged, Model } from '../helpers/sync-model';
 
 const MEMBERS = [
   { tag: 'alpha', block: 241 },
@@ -40,61 +40,6 @@ const MESH_BLOCK = 245;
 const ROOT_SKIP = isRoot() ? false : 'needs root to create network namespaces (ip netns add); CI runs as root';
 /** Failure reasons a partition, a crash or a restart explains; any other is a bug. */
 const EXPECTED_FAILURES = new Set(['io', 'timeout']);
-
-/** What the brains were told and acknowledged: each note's text (null once deleted), each fact's sources. */
-class Model {
-  readonly notes = new Map<string, string | null>();
-  readonly triples = new Map<string, Set<string>>();
-
-  async note(brain: ApiBrain, text: string): Promise<string> {
-    const id = (await expectStatus<NoteItem>(brain, 201, '/api/memory/note', post({ text }))).id;
-    this.notes.set(id, text);
-    return id;
-  }
-
-  async edit(brain: ApiBrain, id: string, text: string, wins = true): Promise<void> {
-    await expectStatus(brain, 200, `/api/memory/notes/${id}`, post({ text }, 'PATCH'));
-    if (wins) this.notes.set(id, text);
-  }
-
-  async remove(brain: ApiBrain, id: string): Promise<void> {
-    await expectStatus(brain, 200, `/api/memory/notes/${id}`, { method: 'DELETE' });
-    this.notes.set(id, null);
-  }
-
-  async fact(brain: ApiBrain, source: string, subject: string, predicate: string, object: string): Promise<void> {
-    const r = await expectStatus<{ triples: { id: string }[] }>(brain, 201, '/api/memory/knowledge', post({ source, triples: [{ subject, predicate, object }] }));
-    const id = r.triples[0]!.id;
-    this.triples.set(id, (this.triples.get(id) ?? new Set()).add(source));
-  }
-
-  expected(): { notes: NoteItem[]; triples: { id: string; sources: string[] }[] } {
-    const notes = [...this.notes].filter((e): e is [string, string] => e[1] !== null).map(([id, text]) => ({ id, text }));
-    const triples = [...this.triples].map(([id, sources]) => ({ id, sources: [...sources].sort() }));
-    return { notes: notes.sort((a, b) => a.id.localeCompare(b.id)), triples: triples.sort((a, b) => a.id.localeCompare(b.id)) };
-  }
-}
-
-/** Waits until every brain holds the same notes and facts, then checks they are exactly what was acknowledged. */
-async function converged(brains: readonly MeshBrain[], model: Model, timeoutMs = 60_000): Promise<void> {
-  let last = '';
-  const state = await until(
-    () => `identical notes and facts on ${brains.map((b) => b.label).join(', ')}; last seen:\n${last}`,
-    async () => {
-      const states = await Promise.all(brains.map(syncedState));
-      last = states.map((s, i) => `${brains[i]!.label}: ${s.notes.length} notes, ${s.triples.length} facts`).join('\n');
-      return states.every((s) => isDeepStrictEqual(s, states[0])) ? states[0] : undefined;
-    },
-    timeoutMs,
-  );
-  const want = model.expected();
-  assert.deepEqual(state.notes, want.notes, 'every acknowledged note, as last written, once; deleted ones gone');
-  assert.deepEqual(
-    state.triples.map((t) => ({ id: t.id, sources: t.sources.map((s) => s.source) })),
-    want.triples,
-    'every fact once, with every source that asserted it',
-  );
-}
 
 async function status(brain: ApiBrain): Promise<SyncStatus> {
   return expectStatus<SyncStatus>(brain, 200, '/api/sync/status');
@@ -217,22 +162,28 @@ async function partitionAndHeal(t: TestContext, s: Shared): Promise<void> {
     assert.ok(r.history.some((h) => h.text === 'the boiler is serviced in May' && h.brain_id === aId), `${x.label}: A's losing edit is in the history: ${JSON.stringify(r.history)}`);
   }
 
-  await t.test('30% of what B sends lost: writes everywhere still converge', { skip: s.loss ? false : 'no netem: tc (iproute2) is not installed or this kernel lacks sch_netem' }, async () => {
-    await setQdisc(s.net, b.member, LOSS, 'out');
-    await model.note(a, 'the garage door code changes in spring');
-    await model.note(b, 'the heat pump filter is cleaned monthly');
-    await model.edit(b, bins, 'the bins go out on Thursday night');
-    await model.note(c, 'the pantry light needs a new bulb');
-    await model.fact(b, 'bravo-notes', 'heat pump', 'filter cleaned', 'monthly');
-    await syncAll([a, b, c]);
-    await converged([a, b, c], model, 90_000);
-    await setQdisc(s.net, b.member, null);
-    await converged([a, b, c], model);
-  });
+  await t.test('30% of what B sends lost: writes everywhere still converge', { skip: s.loss ? false : 'no netem: tc (iproute2) is not installed or this kernel lacks sch_netem' }, () =>
+    lossyLink(s, [a, b, c], model, bins),
+  );
   for (const x of [a, b, c]) {
     assert.deepEqual(await unexpectedFailures(x), {}, `${x.label}: only io and timeout failures`);
     assert.deepEqual(errorLines(x), [], `${x.label}: no error lines`);
   }
+}
+
+/** The second phase of the partition: B loses 30% of what it sends while every brain writes. */
+async function lossyLink(s: Shared, brains: [MeshBrain, MeshBrain, MeshBrain], model: Model, bins: string): Promise<void> {
+  const [a, b, c] = brains;
+  await setQdisc(s.net, b.member, LOSS, 'out');
+  await model.note(a, 'the garage door code changes in spring');
+  await model.note(b, 'the heat pump filter is cleaned monthly');
+  await model.edit(b, bins, 'the bins go out on Thursday night');
+  await model.note(c, 'the pantry light needs a new bulb');
+  await model.fact(b, 'bravo-notes', 'heat pump', 'filter cleaned', 'monthly');
+  await syncAll(brains);
+  await converged(brains, model, 90_000);
+  await setQdisc(s.net, b.member, null);
+  await converged(brains, model);
 }
 
 async function chainRelay(t: TestContext, s: Shared): Promise<void> {
