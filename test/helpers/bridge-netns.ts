@@ -85,6 +85,28 @@ async function plugIn(switchNs: string, m: BridgeMember): Promise<void> {
   for (const args of steps) await runToolOk('ip', args);
 }
 
+/**
+ * Gives the member a second IPv4 network that no other member is on (a veth pair inside its namespace,
+ * both ends up, `cidr` on one), listed before its bridge port: its bridge port is plugged in again, so
+ * the port comes after the new network in the interface order. A brain on two networks, the one its
+ * peers share listed second. Resolves with a function that takes the second network away.
+ */
+export async function addSecondNetwork(net: BridgeNet, m: BridgeMember, cidr: string): Promise<() => Promise<void>> {
+  const dev = `svo${process.pid}${m.meshIf.slice(-1)}`;
+  const steps = [
+    ['-n', m.plan.ns, 'link', 'add', dev, 'type', 'veth', 'peer', 'name', `${dev}p`],
+    ['-n', m.plan.ns, 'addr', 'add', cidr, 'dev', dev],
+    ['-n', m.plan.ns, 'link', 'set', dev, 'up'],
+    ['-n', m.plan.ns, 'link', 'set', `${dev}p`, 'up'],
+    ['-n', m.plan.ns, 'link', 'del', m.meshIf],
+  ];
+  for (const args of steps) await runToolOk('ip', args);
+  await plugIn(net.switchNs, m);
+  return async () => {
+    await runToolOk('ip', ['-n', m.plan.ns, 'link', 'del', dev]);
+  };
+}
+
 /** Cuts the member off the bridge (its port down, inside its namespace), or puts it back. */
 export async function setBridgePort(m: BridgeMember, state: 'up' | 'down'): Promise<void> {
   await runToolOk('ip', ['-n', m.plan.ns, 'link', 'set', m.meshIf, state]);
