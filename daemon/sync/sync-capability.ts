@@ -100,7 +100,7 @@ export const syncCapability = defineCapability({
         links.dialNow(record.brainId);
         return links.view(record, (cursor) => behind(context, cursor));
       },
-      accept: (body) => acceptPairing(pairing, body),
+      accept: (body, remote) => acceptPairing(pairing, body, remote),
       now: (body) => {
         const targets = body.peer === undefined ? peers.active() : [peers.get(body.peer)].filter((p): p is PeerRecord => p !== undefined && p.forgottenAt === null);
         if (body.peer !== undefined && targets.length === 0) throw new AppError('NOT_FOUND', `peer ${body.peer} is not paired`, { brain_id: body.peer });

@@ -49,15 +49,25 @@ export function syncUrlOf(base: string): string {
 
 const nameOf = (deps: SyncPairingDeps): string => (deps.name ?? hostname()).slice(0, 64) || 'svc';
 
-/** The minting brain's side: the other brain's request, with the token. */
-export async function acceptPairing(deps: SyncPairingDeps, body: SyncPairAcceptBody): Promise<SyncPairResponse> {
+/**
+ * Of the URLs a completing brain offers, the one on the address its request came from (it is reachable
+ * there from here), else the first: a brain on two networks lists both, in no order that suits us.
+ */
+export function dialBackUrl(urls: readonly string[], remote: string | undefined): string | null {
+  const from = remote?.replace(/^::ffff:/, '');
+  const same = from === undefined ? undefined : urls.find((u) => new URL(u).hostname.replace(/^\[|\]$/g, '') === from);
+  return same ?? urls[0] ?? null;
+}
+
+/** The minting brain's side: the other brain's request, with the token, from `remote` (its address). */
+export async function acceptPairing(deps: SyncPairingDeps, body: SyncPairAcceptBody, remote?: string): Promise<SyncPairResponse> {
   const { urls, ...request } = body;
   const req: SyncPairRequest = request;
   if (req.brain_id === deps.identity.brainId) throw badRequest('a brain cannot pair with itself', { brain_id: req.brain_id });
   const pinned = acceptPairRequest(req, deps.identity.brainId);
   if (pinned === null) throw new AppError('UNAUTHORIZED', 'the pairing proof does not verify with the public key sent', { proof: 'invalid' });
   const { deviceId, name } = await deps.claims.claim(req.token, 'brain', req.name ?? `brain ${req.brain_id.slice(0, 8)}`);
-  const record = await deps.peers.pin({ brainId: pinned.brainId, publicKey: pinned.publicKey, name, deviceId, url: urls?.[0] ?? null }, deps.now());
+  const record = await deps.peers.pin({ brainId: pinned.brainId, publicKey: pinned.publicKey, name, deviceId, url: dialBackUrl(urls ?? [], remote) }, deps.now());
   deps.logger.info({ peer: record.brainId, device_id: deviceId, url: record.url }, 'peer brain paired (this brain minted the token)');
   return pairResponse(deps.identity, req, deviceId, nameOf(deps));
 }

@@ -19,7 +19,8 @@ export interface SyncService {
   status(): Promise<Status>;
   peers(): Promise<PeerView[]>;
   pair(body: PairBody): Promise<PeerView>;
-  accept(body: AcceptBody): Promise<SyncPairResponse>;
+  /** `remote`: the address the request came from (which of the offered URLs to dial back). */
+  accept(body: AcceptBody, remote: string): Promise<SyncPairResponse>;
   now(body: NowBody): Promise<NowResult>;
   forget(brainId: string): Promise<boolean>;
 }
@@ -38,7 +39,7 @@ export const syncRoutes = (service: SyncService): RoutePlugin =>
     app.post('/api/sync/pair', { schema: { body: SyncPairBody, response: { 201: SyncPeerView, ...errors } } }, async (req, reply) => reply.status(201).send(await service.pair(req.body)));
     // The other brain's half of pairing: before it has a key, so the token is the proof (as /api/devices/pair/complete).
     app.post('/api/sync/pair/accept', { config: { principals: ['anonymous'] }, schema: { body: SyncPairAcceptBody, response: { 201: Type.Unknown(), ...errors } } }, async (req, reply) =>
-      reply.status(201).send(await service.accept(req.body)),
+      reply.status(201).send(await service.accept(req.body, req.ip)),
     );
     app.post('/api/sync/now', { schema: { body: Type.Optional(SyncNowBody), response: { 200: SyncNowResult, ...errors } } }, (req) => service.now(req.body ?? {}));
     app.delete('/api/sync/peers/:brain_id', { schema: { params: PeerParams, response: { 200: Forgotten, ...errors } } }, async (req) => {

@@ -16,7 +16,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { AppError } from '../../../daemon/kernel/errors';
 import type { PairingClaims, PairingKind } from '../../../daemon/kernel/ports';
 import { SqliteStore } from '../../../daemon/store/sqlite-store';
-import { acceptPairing, completePairing, syncUrlOf, type SyncPairingDeps } from '../../../daemon/sync/sync-pairing';
+import { acceptPairing, completePairing, dialBackUrl, syncUrlOf, type SyncPairingDeps } from '../../../daemon/sync/sync-pairing';
 import { SYNC_PEERS_COMPONENT, SYNC_PEERS_MIGRATIONS, SyncPeers } from '../../../daemon/sync/sync-peers';
 import { encodePairUrl, type PairKind } from '../../../mesh/pair-payload';
 import { newPairToken } from '../../../mesh/pair-token';
@@ -387,4 +387,14 @@ void test('a pair URL naming the minting brain\'s key: an impostor answering at 
   const real = await listen(t, (_path, body) => Promise.resolve({ status: 201, body: pairResponse(house, body as SyncPairAcceptBody, 'dev_1', 'house') }));
   const record = await completePairing(cabin.deps, { url: pairUrl(house.brainId, newPairToken(), [real.base], { key: keyFingerprint(house.publicKey) }) });
   assert.equal(record.publicKey, house.publicKey);
+});
+
+void test('the minting brain dials back on the offered URL of the address the request came from, else the first', () => {
+  const urls = ['ws://10.1.0.2:9090/sync', 'ws://192.168.7.20:9090/sync', 'ws://[fd00::20]:9090/sync'];
+  assert.equal(dialBackUrl(urls, '192.168.7.20'), 'ws://192.168.7.20:9090/sync');
+  assert.equal(dialBackUrl(urls, '::ffff:192.168.7.20'), 'ws://192.168.7.20:9090/sync', 'an IPv4 caller on a dual-stack socket');
+  assert.equal(dialBackUrl(urls, 'fd00::20'), 'ws://[fd00::20]:9090/sync');
+  assert.equal(dialBackUrl(urls, '172.16.0.9'), 'ws://10.1.0.2:9090/sync', 'from elsewhere (a proxy): the first');
+  assert.equal(dialBackUrl(urls, undefined), 'ws://10.1.0.2:9090/sync');
+  assert.equal(dialBackUrl([], '192.168.7.20'), null);
 });
