@@ -5,8 +5,8 @@
 //  - initial sync: A holds 100k notes, 20k episodes and 50k triples written straight into its store
 //    while it was stopped (bench/lib/memory-seed.mjs; the native insert rate of those rows is the
 //    baseline). At its next start the sync capability gives each record an op (daemon/sync/backfill.ts,
-//    transactions of 500), which goes on after /health answers: spawn to /health and to every op in A's log, and a
-//    second start of the same home without the backfill. Then B, a fresh brain, pairs with A; the time
+//    transactions of 500), which goes on after /health answers: spawn to /health and to every op in
+//    A's log, and a second start of the same home without the backfill. Then B, a fresh brain, pairs with A; the time
 //    from POST /api/sync/pair on B until B's op log holds as many ops as A's (GET /api/sync/status
 //    ops.total, every 100 ms; when it passed the last note and the last episode gives the per-tier
 //    times) and its memory shows as many notes, episodes and triples (GET /api/memory/backend counts);
