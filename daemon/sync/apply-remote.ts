@@ -60,6 +60,9 @@ const familyOfId = (id: string): Family => (id.startsWith('note_') ? 'note' : id
  */
 export const MAX_OWN_SEQ_GAP = 10_000_000;
 
+/** Records written to the tier tables side by side (one group commit, mostly). */
+export const FLUSH_CHUNK = 256;
+
 export class RemoteApplier {
   /** Tier writes run one at a time, so an older state is never written over a newer one. */
   private flushing: Promise<void> = Promise.resolve();
@@ -121,15 +124,28 @@ export class RemoteApplier {
     if (mergeOp(this.log, db, op)) db.run('INSERT OR IGNORE INTO sync_pending (record_id) VALUES (?)', [op.record_id]);
   }
 
+  /**
+   * Writes the queued records FLUSH_CHUNK at a time: the records of a chunk are written side by side,
+   * so the store's group commit takes them in a few transactions instead of one durable commit each,
+   * and a chunk leaves the queue in one write once all of it is in the tier tables.
+   */
   private async flushQueued(): Promise<void> {
-    for (const { record_id: id } of this.store.all<{ record_id: string }>('SELECT record_id FROM sync_pending ORDER BY record_id')) {
-      // A local write of the same record may commit while this one is written: write again until the state held still.
-      for (;;) {
-        const r = this.log.record(this.store, id, familyOfId(id));
-        await this.replica.applyRemote(materialise(id, r));
-        if (visible(this.log.record(this.store, id, r.family)) === visible(r)) break;
-      }
-      await this.store.write((db) => db.run('DELETE FROM sync_pending WHERE record_id = ?', [id]));
+    const ids = this.store.all<{ record_id: string }>('SELECT record_id FROM sync_pending ORDER BY record_id').map((r) => r.record_id);
+    for (let i = 0; i < ids.length; i += FLUSH_CHUNK) {
+      const chunk = ids.slice(i, i + FLUSH_CHUNK);
+      await Promise.all(chunk.map((id) => this.writeRecord(id)));
+      await this.store.write((db) => {
+        for (const id of chunk) db.run('DELETE FROM sync_pending WHERE record_id = ?', [id]);
+      });
+    }
+  }
+
+  /** A local write of the same record may commit while this one is written: write again until the state held still. */
+  private async writeRecord(id: string): Promise<void> {
+    for (;;) {
+      const r = this.log.record(this.store, id, familyOfId(id));
+      await this.replica.applyRemote(materialise(id, r));
+      if (visible(this.log.record(this.store, id, r.family)) === visible(r)) return;
     }
   }
 }

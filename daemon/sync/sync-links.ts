@@ -26,6 +26,8 @@ import type { PeerRecord, SyncPeers } from './sync-peers';
 
 /** How often sessions' timers run and due dials start. */
 export const TICK_MS = 1000;
+/** A time that never comes (setTimeout's bound), for the session's retransmission on a reliable transport. */
+const NEVER_MS = 2 ** 31 - 1;
 /** How long stop() waits for sessions to say bye before it cuts the sockets. */
 const STOP_WAIT_MS = 2000;
 /** The most of an HTTP refusal's body the dialler reads. */
@@ -293,7 +295,9 @@ export class SyncLinks {
         else if (link.socket?.readyState === WebSocket.OPEN) link.socket.send(text);
       },
       now: this.deps.now,
-      ...(this.deps.config === undefined ? {} : { config: this.deps.config }),
+      // A WebSocket loses no frame: a batch is never sent again on the same connection (a slow
+      // receiver is still alive while its pings come; a dead one ends by the idle timeout).
+      config: { retransmitMs: NEVER_MS, ...this.deps.config },
       onEstablished: (p) => this.established(link, p.brainId),
       onApplied: () => {
         // What one peer sent goes on to the others (a chain a–b–c relays through b).
