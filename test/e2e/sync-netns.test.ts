@@ -9,8 +9,8 @@
 // loss) with writes on every side and a concurrent edit; a chain A–B–C, where A and C only ever hear of
 // each other through B, with B cut off and back; kill -9 of a brain while it receives thousands of
 // notes, three times; clocks an hour ahead and behind; SVC_SYNC_DISABLED=1; a brain on two networks
-// dialled back by the brain that minted its pairing (marked todo: the minting brain pins the first
-// address offered, which may be on the network it does not share). The gauges of the partitioned brain,
+// dialled back by the brain that minted its pairing at an address it can reach; the episode of a
+// one-turn session reaching a connected peer (marked todo: nothing announces it to the links). The gauges of the partitioned brain,
 // a connected one and a sync-disabled one, scraped during the first trial, then drive SyncPeerDown
 // through `promtool test rules`. Needs root; the packet-loss phase needs tc and netem, the crash trial
 // tc and tbf (a slow link), the alert check promtool.
@@ -29,7 +29,7 @@ import { MESH_PORT, meshBrain, type MeshBrain } from '../helpers/mesh-brain';
 import { samples } from '../helpers/metric-samples';
 import { minuteGrid, peerDownRule, syncGauges, writePeerDownTest, type Phase, type SyncGauges } from '../helpers/peer-down-series';
 import { until } from '../helpers/poll';
-import { brainId, expectStatus, pairBrains, post, revisions, syncedState, syncNow, type ApiBrain, type NoteItem } from '../helpers/sync-brains';
+import { allNotes, brainId, expectStatus, pairBrains, post, revisions, syncNow, type ApiBrain, type NoteItem } from '../helpers/sync-brains';
 import { converged, Model } from '../helpers/sync-model';
 
 const MEMBERS = [
@@ -126,6 +126,7 @@ async function partitionAndHeal(t: TestContext, s: Shared): Promise<void> {
   const bins = await model.note(c, 'the bins go out on Tuesday night');
   await model.fact(a, 'alpha-notes', 'boiler', 'serviced in', 'March');
   await model.fact(c, 'charlie-notes', 'cabin key', 'is under', 'the blue pot');
+  const chat = await model.episode(a, ['remember that the radiator valve is stiff', 'what is stiff?']);
   await converged([a, b, c], model);
   await model.edit(b, boiler, 'the boiler is serviced in April');
   await model.remove(c, fuse);
@@ -146,6 +147,8 @@ async function partitionAndHeal(t: TestContext, s: Shared): Promise<void> {
   await model.note(c, 'the chimney was swept in October');
   await model.fact(b, 'bravo-notes', 'Boiler', 'serviced in', 'March'); // the same fact, another source: one record
   await model.fact(c, 'charlie-notes', 'gutter', 'needs', 'clearing');
+  await model.episode(b, ['remember that the porch light is on a timer', 'what is on a timer?']);
+  await model.removeEpisode(c, chat);
   // Until B's links time out (nothing received for 45 s) it still counts them.
   await activePeers(b, 0, 90_000);
   await activePeers(a, 1);
@@ -269,7 +272,7 @@ async function killMidSync(t: TestContext, s: Shared): Promise<void> {
   t.diagnostic(`sync now after the last restart: ${now.peers.map((p) => `${p.outcome}, received ${p.received}`).join('; ')} (${Date.now() - started} ms)`);
   await until(() => `B holding all ${total} notes`, async () => ((await applied()) === total ? true : undefined), 60_000);
   t.diagnostic(`B held all ${total} after ${Date.now() - started} ms`);
-  const held = (await syncedState(b)).notes.map((n) => n.id);
+  const held = (await allNotes(b)).map((n) => n.id);
   assert.equal(held.length, total, 'no note twice, none missing');
   assert.deepEqual(new Set(held), new Set(ids));
   for (const x of [a, b]) assert.deepEqual(await unexpectedFailures(x), {}, `${x.label}: only the io and timeout failures of the kills`);
@@ -396,6 +399,18 @@ async function dialBackMultiHomed(t: TestContext, s: Shared): Promise<void> {
   await until(() => `A dialling B back (A dials B at ${pinned?.url ?? 'no URL'}; B is reachable at ${b.url})`, async () => ((await status(a)).active_peers === 1 ? true : undefined), 20_000);
 }
 
+/** An episode of a one-turn session (kept out of search) reaches a peer that is connected, with nothing else written after it. */
+async function loneEpisode(t: TestContext, s: Shared): Promise<void> {
+  const a = meshBrain('alpha', member(s, 'alpha'));
+  const b = meshBrain('bravo', member(s, 'bravo'));
+  await startAll(t, [a, b]);
+  await pairBrains(a, b);
+  await activePeers(a, 1);
+  const model = new Model();
+  await model.episode(a, ['good morning']);
+  await converged([a, b], model, 10_000);
+}
+
 async function hasPromtool(): Promise<boolean> {
   return runTool('promtool', ['--version']).then(
     (r) => r.code === 0,
@@ -435,8 +450,13 @@ void test('sync between brains in network namespaces on one bridge', { skip: ROO
   });
   await t.test('SVC_SYNC_DISABLED=1: status says so, /sync is 404, the metrics stay 0, pairing is 409', { timeout: 60_000 }, (tt) => syncDisabled(tt, s));
   await t.test(
+    'an episode of a one-turn session reaches a connected peer with nothing written after it',
+    { timeout: 60_000, todo: 'a one-turn session writes an episode kept out of search; its op is journaled but no memory change is announced (daemon/memory/episode-repository.ts add emits only when searchable), so no session is told to send it' },
+    (tt) => loneEpisode(tt, s),
+  );
+  await t.test(
     'a brain on two networks, the shared one listed second, is dialled back at an address the brain that minted the pairing can reach',
-    { timeout: 60_000, todo: 'the minting brain pins only the first URL the completing brain offers (daemon/sync/sync-pairing.ts acceptPairing: urls?.[0])' },
+    { timeout: 60_000 },
     async (tt) => {
       tt.after(() => resetBridge(net));
       await dialBackMultiHomed(tt, s);

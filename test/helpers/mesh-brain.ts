@@ -7,14 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BridgeMember } from './bridge-netns';
 import { startBrainInNamespace, type NamespacedBrainProcess } from './netns';
-import type { ApiBrain } from './sync-brains';
+import { WebSocket } from 'ws';
+import type { SessionBrain } from './sync-model';
 
 export const MESH_PORT = 7420;
 
 /** Variables of this process a brain here must not inherit: the test says what each brain gets. */
 const OWN_SETTINGS = ['SVC_METRICS_PUBLIC', 'SVC_METRICS_ENDPOINT', 'SVC_SYNC_DISABLED', 'SVC_CLOCK_OFFSET_MS', 'SVC_HOST', 'SVC_PORT', 'SVC_API_TOKEN'];
 
-export interface MeshBrain extends ApiBrain {
+export interface MeshBrain extends SessionBrain {
   readonly label: string;
   readonly member: BridgeMember;
   readonly home: string;
@@ -59,6 +60,7 @@ export function meshBrain(label: string, member: BridgeMember, env: Record<strin
     },
     log: () => earlier + (running?.output() ?? ''),
     metrics: async () => (await fetch(`${base}/metrics`)).text(),
+    session: () => new WebSocket(`ws://[${member.plan.nsV6}]:${MESH_PORT}/v1/session`, ['svc.v1', `svc.bearer.${token}`]),
     dispose: async () => {
       await brain.stop();
       rmSync(home, { recursive: true, force: true });

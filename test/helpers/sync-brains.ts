@@ -1,6 +1,6 @@
 // Brains that sync, seen from a test: pairing one with another (a pairing token of kind brain minted on
 // one, completed from the other with a pair URL naming the address its peers reach it at), and reading
-// back everything that syncs (every note, every fact) to compare brains with each other.
+// back everything that syncs (every note, episode and fact) to compare brains with each other.
 import assert from 'node:assert/strict';
 import { encodePairUrl } from '../../mesh/pair-payload';
 import type { NoteRevisions, SyncNowResult, SyncPeerView, SyncStatus } from '../../protocol/sync-api';
@@ -14,6 +14,11 @@ export interface ApiBrain {
 export interface NoteItem {
   id: string;
   text: string;
+}
+
+export interface EpisodeItem {
+  id: string;
+  summary: string;
 }
 
 export interface TripleItem {
@@ -65,6 +70,18 @@ export async function allNotes(brain: ApiBrain): Promise<NoteItem[]> {
   return items;
 }
 
+/** Every episode, page by page; each as (id, summary). */
+export async function allEpisodes(brain: ApiBrain): Promise<EpisodeItem[]> {
+  const items: EpisodeItem[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: { items: EpisodeItem[]; next_cursor: string | null } = await expectStatus(brain, 200, `/api/memory/episodes?limit=200${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    items.push(...page.items.map((e) => ({ id: e.id, summary: e.summary })));
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return items;
+}
+
 /** Every fact (at most 200, enough for a test), as (id, subject, predicate, object, its sources). */
 export async function allTriples(brain: ApiBrain): Promise<TripleItem[]> {
   const r = await expectStatus<{ triples: TripleItem[]; truncated: boolean }>(brain, 200, '/api/memory/knowledge?depth=0&limit=200');
@@ -72,10 +89,16 @@ export async function allTriples(brain: ApiBrain): Promise<TripleItem[]> {
   return r.triples.map((t) => ({ id: t.id, subject: t.subject, predicate: t.predicate, object: t.object, sources: t.sources.map((s) => ({ source: s.source })).sort((a, b) => a.source.localeCompare(b.source)) }));
 }
 
-/** What syncs, in a form two brains can be compared by: notes and facts sorted by id. */
-export async function syncedState(brain: ApiBrain): Promise<{ notes: NoteItem[]; triples: TripleItem[] }> {
+export interface SyncedState {
+  notes: NoteItem[];
+  episodes: EpisodeItem[];
+  triples: TripleItem[];
+}
+
+/** What syncs, in a form two brains can be compared by: notes, episodes and facts sorted by id. */
+export async function syncedState(brain: ApiBrain): Promise<SyncedState> {
   const byId = <T extends { id: string }>(a: T, b: T): number => a.id.localeCompare(b.id);
-  return { notes: (await allNotes(brain)).sort(byId), triples: (await allTriples(brain)).sort(byId) };
+  return { notes: (await allNotes(brain)).sort(byId), episodes: (await allEpisodes(brain)).sort(byId), triples: (await allTriples(brain)).sort(byId) };
 }
 
 export const revisions = (brain: ApiBrain, noteId: string): Promise<NoteRevisions> => expectStatus<NoteRevisions>(brain, 200, `/api/memory/notes/${noteId}/revisions`);
