@@ -5,15 +5,20 @@
 // fd44:244:N::/64), so a brain cut off the bridge is still written to and scraped. Traffic goes only
 // between namespaces created here; nothing is routed, bridged or forwarded on the machine itself.
 //
-// Trials, each on fresh brains: partition and heal in a full mesh (a bridge port down, then 30% packet
-// loss) with writes on every side and a concurrent edit; a chain A–B–C, where A and C only ever hear of
-// each other through B, with B cut off and back; kill -9 of a brain while it receives thousands of
-// notes, three times; clocks an hour ahead and behind; SVC_SYNC_DISABLED=1; a brain on two networks
-// dialled back by the brain that minted its pairing at an address it can reach; the episode of a
-// one-turn session reaching a connected peer (marked todo: nothing announces it to the links). The gauges of the partitioned brain,
-// a connected one and a sync-disabled one, scraped during the first trial, then drive SyncPeerDown
-// through `promtool test rules`. Needs root; the packet-loss phase needs tc and netem, the crash trial
-// tc and tbf (a slow link), the alert check promtool.
+// Trials, each on fresh brains:
+// - partition and heal in a full mesh (a bridge port down, then 30% packet loss), with notes, facts
+//   and episodes written on every side and a concurrent edit;
+// - a chain A–B–C, where A and C only ever hear of each other through B, with B cut off and back;
+// - kill -9 of a brain while it receives thousands of notes, three times;
+// - clocks an hour ahead and behind;
+// - SVC_SYNC_DISABLED=1;
+// - a brain on two networks, dialled back by the brain that minted its pairing at an address it can
+//   reach;
+// - the episode of a one-turn session reaching a connected peer (marked todo: nothing announces it
+//   to the links, so it waits for the next write).
+// The gauges of the partitioned brain, a connected one and a sync-disabled one, scraped during the
+// first trial, then drive SyncPeerDown through `promtool test rules`. Needs root; the packet-loss
+// phase needs tc and netem, the crash trial tc and tbf (a slow link), the alert check promtool.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -91,7 +96,7 @@ async function scrape(brains: readonly MeshBrain[], into: Map<string, Record<Pha
 
 // ── The trials ─────────────────────────────────────────────────────────────────────────────────────
 
-/** 30% of the packets a brain sends lost (netem on its own port, as `tc qdisc add dev <if> root netem loss 30%` in its namespace). */
+/** 30% of the packets a brain sends lost: netem on its own port (`tc qdisc add dev <if> root netem loss 30%`). */
 const LOSS = ['netem', 'loss', '30%'];
 /** 2 Mbit/s (used each way). */
 const SLOW = ['tbf', 'rate', '2mbit', 'burst', '32kbit', 'latency', '400ms'];
@@ -399,6 +404,13 @@ async function dialBackMultiHomed(t: TestContext, s: Shared): Promise<void> {
   await until(() => `A dialling B back (A dials B at ${pinned?.url ?? 'no URL'}; B is reachable at ${b.url})`, async () => ((await status(a)).active_peers === 1 ? true : undefined), 20_000);
 }
 
+/**
+ * Why the lone episode waits: a one-turn session writes an episode kept out of search; its op is
+ * journaled, but no memory change is announced (daemon/memory/episode-repository.ts add emits only
+ * for a searchable episode), so no sync session is told to send it until the next write.
+ */
+const LONE_EPISODE = 'an episode kept out of search is journaled but not announced (episode-repository.ts add), so no session sends it until the next write';
+
 /** An episode of a one-turn session (kept out of search) reaches a peer that is connected, with nothing else written after it. */
 async function loneEpisode(t: TestContext, s: Shared): Promise<void> {
   const a = meshBrain('alpha', member(s, 'alpha'));
@@ -451,7 +463,7 @@ void test('sync between brains in network namespaces on one bridge', { skip: ROO
   await t.test('SVC_SYNC_DISABLED=1: status says so, /sync is 404, the metrics stay 0, pairing is 409', { timeout: 60_000 }, (tt) => syncDisabled(tt, s));
   await t.test(
     'an episode of a one-turn session reaches a connected peer with nothing written after it',
-    { timeout: 60_000, todo: 'a one-turn session writes an episode kept out of search; its op is journaled but no memory change is announced (daemon/memory/episode-repository.ts add emits only when searchable), so no session is told to send it' },
+    { timeout: 60_000, todo: LONE_EPISODE },
     (tt) => loneEpisode(tt, s),
   );
   await t.test(
