@@ -12,6 +12,7 @@ import type { SyncPeerView, SyncStatus } from '../../protocol/sync-api';
 import { keyFingerprint } from '../../sync/identity-keys';
 import { loadSyncIdentity } from '../../sync/identity-key-file';
 import { defineCapability, type CapabilityContext } from '../kernel/capability';
+import type { MemoryJournal } from '../kernel/ports';
 import { AppError } from '../kernel/errors';
 import { backfillOps } from './backfill';
 import { COLLECT_EVERY_MS, PeerCursors } from './peer-cursors';
@@ -63,6 +64,22 @@ export const syncCapability = defineCapability({
         .catch((err: unknown) => context.logger.error({ err }, 'sync: collecting tombstones failed'));
     };
 
+    // Every journaled change tells the links, once its transaction is over (setImmediate runs after the
+    // commit; a rolled-back change just finds nothing new to send). Not the memory_changed events:
+    // some changes emit none (an episode too short to search) and they must sync all the same.
+    let told = false;
+    const journal: MemoryJournal = {
+      record: (db, entry) => {
+        layer.journal.record(db, entry);
+        if (told) return;
+        told = true;
+        setImmediate(() => {
+          told = false;
+          links.notify();
+        });
+      },
+    };
+
     // Where other devices reach this brain, for a peer completing pairing to dial back.
     let reachable: string[] = [];
     let mdns: MdnsBrowse | null = null;
@@ -70,8 +87,6 @@ export const syncCapability = defineCapability({
     let stopped = false;
     context.bus.on(SYNC, (event) => {
       switch (event.type) {
-        case 'memory_changed':
-          return links.notify();
         case 'access_mode':
           reachable = event.urls.map(syncUrlOf);
           return;
@@ -117,7 +132,7 @@ export const syncCapability = defineCapability({
     };
 
     return {
-      memoryJournal: layer.journal,
+      memoryJournal: journal,
       parts: [
         {
           name: 'links',

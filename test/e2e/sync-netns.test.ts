@@ -14,8 +14,8 @@
 // - SVC_SYNC_DISABLED=1;
 // - a brain on two networks, dialled back by the brain that minted its pairing at an address it can
 //   reach;
-// - the episode of a one-turn session reaching a connected peer (marked todo: nothing announces it
-//   to the links, so it waits for the next write).
+// - the episode of a one-turn session (kept out of search, so no memory change event) reaching a
+//   connected peer with nothing written after it: every journaled change tells the links.
 // The gauges of the partitioned brain, a connected one and a sync-disabled one, scraped during the
 // first trial, then drive SyncPeerDown through `promtool test rules`. Needs root; the packet-loss
 // phase needs tc and netem, the crash trial tc and tbf (a slow link), the alert check promtool.
@@ -404,13 +404,6 @@ async function dialBackMultiHomed(t: TestContext, s: Shared): Promise<void> {
   await until(() => `A dialling B back (A dials B at ${pinned?.url ?? 'no URL'}; B is reachable at ${b.url})`, async () => ((await status(a)).active_peers === 1 ? true : undefined), 20_000);
 }
 
-/**
- * Why the lone episode waits: a one-turn session writes an episode kept out of search; its op is
- * journaled, but no memory change is announced (daemon/memory/episode-repository.ts add emits only
- * for a searchable episode), so no sync session is told to send it until the next write.
- */
-const LONE_EPISODE = 'an episode kept out of search is journaled but not announced (episode-repository.ts add), so no session sends it until the next write';
-
 /** An episode of a one-turn session (kept out of search) reaches a peer that is connected, with nothing else written after it. */
 async function loneEpisode(t: TestContext, s: Shared): Promise<void> {
   const a = meshBrain('alpha', member(s, 'alpha'));
@@ -463,7 +456,7 @@ void test('sync between brains in network namespaces on one bridge', { skip: ROO
   await t.test('SVC_SYNC_DISABLED=1: status says so, /sync is 404, the metrics stay 0, pairing is 409', { timeout: 60_000 }, (tt) => syncDisabled(tt, s));
   await t.test(
     'an episode of a one-turn session reaches a connected peer with nothing written after it',
-    { timeout: 60_000, todo: LONE_EPISODE },
+    { timeout: 60_000 },
     (tt) => loneEpisode(tt, s),
   );
   await t.test(
