@@ -117,6 +117,8 @@ export async function backfillOps(store: Store, log: OpLog, opts: BackfillOption
     let after: number | null = 0;
     while (after !== null) {
       const from: number = after;
+      // Nothing left of this tier (every start after the first): no write, so no durable commit.
+      if (tier.read(store, from, 1).length === 0) break;
       const done = await store.write((db) => backfillBatch(db, log, tier, from, limit));
       counts[tier.key] += done.records;
       counts.skipped += done.skipped;

@@ -42,6 +42,7 @@ export class PeerCursors {
   async collect(peers: readonly string[]): Promise<number> {
     const cursors = peers.map((p) => this.get(p));
     if (cursors.some((c) => c === null)) return 0;
+    if (this.store.get('SELECT 1 AS one FROM sync_records WHERE tombstone IS NOT NULL LIMIT 1') === undefined) return 0;
     return this.store.write((db) => collectTombstones(db, cursors as Cursor[]));
   }
 }

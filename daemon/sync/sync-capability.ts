@@ -20,12 +20,11 @@ import { readCursor } from './op-log';
 import { createSyncData, type SyncDataLayer } from './sync-data';
 import { syncMemoryRoutes } from './sync-memory-routes';
 import { SyncMetrics } from './sync-metrics';
-import { acceptPairing, completePairing, syncUrlOf, type SyncPairingDeps } from './sync-pairing';
-import { SYNC_PEERS_COMPONENT, SYNC_PEERS_MIGRATIONS, SyncPeers, type PeerRecord } from './sync-peers';
-import { SyncLinks, type PeerAddress } from './sync-links';
+import type { SyncPairingDeps } from './sync-pairing';
+import { SYNC_PEERS_COMPONENT, SYNC_PEERS_MIGRATIONS, SyncPeers, syncUrlOf, type PeerRecord } from './sync-peers';
+import type { PeerAddress, SyncLinks } from './sync-links';
 import { syncOff, syncRoutes, syncSocketRoute, type SyncService } from './sync-routes';
 import { SyncSettings } from './sync-settings';
-import { waitForSync } from './sync-now';
 
 export const SYNC = 'sync';
 
@@ -55,7 +54,12 @@ export const syncCapability = defineCapability({
       return peer.url === null ? null : { url: peer.url, source: 'paired' };
     };
     const cursors = new PeerCursors(context.store);
-    const links = new SyncLinks({ identity, peers, data: layer.data, now, logger: context.logger, metrics, address, cursors });
+    // The link layer (sessions, handshake, WebSockets) is loaded when the part starts, after the brain
+    // listens: a brain's start does not pay for it, and one with sync off never loads it.
+    let links: SyncLinks | null = null;
+    let loaded: Promise<SyncLinks> | null = null;
+    const loadLinks = (): Promise<SyncLinks> =>
+      (loaded ??= import('./sync-links').then(({ SyncLinks: Links }) => (links = new Links({ identity, peers, data: layer.data, now, logger: context.logger, metrics, address, cursors }))));
     let collector: NodeJS.Timeout | undefined;
     const collect = (): void => {
       void cursors
@@ -75,7 +79,7 @@ export const syncCapability = defineCapability({
         told = true;
         setImmediate(() => {
           told = false;
-          links.notify();
+          links?.notify();
         });
       },
     };
@@ -102,29 +106,32 @@ export const syncCapability = defineCapability({
       const peer = peers.byDevice(deviceId);
       if (peer === undefined) return;
       if (!(await peers.forget(peer.brainId, now()))) return;
-      links.forgotten(peer.brainId);
+      links?.forgotten(peer.brainId);
       context.logger.info({ peer: peer.brainId, device_id: deviceId }, 'peer brain forgotten: its pairing was revoked');
     };
 
     const pairing: SyncPairingDeps = { identity, peers, claims: context.core.pairing, now, logger: context.logger, ownSyncUrls: () => reachable };
     const service: SyncService = {
-      status: async () => status(context, layer, links, metrics, peers, { brainId, fingerprint: keyFingerprint(identity.publicKey) }),
-      peers: async () => peerViews(context, links, peers),
+      status: async () => status(context, layer, await loadLinks(), metrics, peers, { brainId, fingerprint: keyFingerprint(identity.publicKey) }),
+      peers: async () => peerViews(context, await loadLinks(), peers),
       pair: async (body) => {
+        const { completePairing } = await import('./sync-pairing');
         const record = await completePairing(pairing, body);
-        links.dialNow(record.brainId);
-        return links.view(record, (cursor) => behind(context, cursor));
+        const ready = await loadLinks();
+        ready.dialNow(record.brainId);
+        return ready.view(record, (cursor) => behind(context, cursor));
       },
-      accept: (body, remote) => acceptPairing(pairing, body, remote),
-      now: (body) => {
+      accept: async (body, remote) => (await import('./sync-pairing')).acceptPairing(pairing, body, remote),
+      now: async (body) => {
         const targets = body.peer === undefined ? peers.active() : [peers.get(body.peer)].filter((p): p is PeerRecord => p !== undefined && p.forgottenAt === null);
         if (body.peer !== undefined && targets.length === 0) throw new AppError('NOT_FOUND', `peer ${body.peer} is not paired`, { brain_id: body.peer });
-        return waitForSync({ links, peers: targets, address, cursor: () => layer.applier.cursor(), timeoutMs: body.timeout_ms ?? 15_000, now });
+        const [{ waitForSync }, ready] = await Promise.all([import('./sync-now'), loadLinks()]);
+        return waitForSync({ links: ready, peers: targets, address, cursor: () => layer.applier.cursor(), timeoutMs: body.timeout_ms ?? 15_000, now });
       },
       forget: async (id) => {
         const peer = peers.get(id);
         if (peer === undefined || !(await peers.forget(id, now()))) return false;
-        links.forgotten(id);
+        links?.forgotten(id);
         if (peer.deviceId !== null) await context.core.pairing.revoke(peer.deviceId);
         context.logger.info({ peer: id }, 'peer brain forgotten');
         return true;
@@ -142,13 +149,14 @@ export const syncCapability = defineCapability({
           // after both).
           start: () => {
             starting = (async () => {
+              const ready = await loadLinks();
               await layer.applier.flush();
               const filled = await backfillOps(context.store, layer.log);
               if (filled.notes + filled.episodes + filled.triples + filled.skipped > 0) {
                 context.logger[filled.skipped > 0 ? 'warn' : 'info'](filled, 'sync: records from before the op log became ops (skipped: ops a peer would refuse)');
               }
               if (stopped) return;
-              links.start();
+              ready.start();
               collect();
               collector = setInterval(collect, COLLECT_EVERY_MS);
               collector.unref();
@@ -161,12 +169,13 @@ export const syncCapability = defineCapability({
             clearInterval(collector);
             await starting?.catch(() => undefined);
             await mdns?.stop();
-            await links.stop();
+            await links?.stop();
           },
         },
       ],
       routes: [syncRoutes(service), syncMemoryRoutes(context.store)],
-      sockets: [syncSocketRoute((header, remote) => links.upgrade(header, remote))],
+      // Until the links are loaded and started, a peer is told to come back (503).
+      sockets: [syncSocketRoute((header, remote) => links?.upgrade(header, remote) ?? { ok: false, status: 503, code: 'io', message: 'sync is starting' })],
     };
   },
 });

@@ -15,7 +15,9 @@ import { acceptPairRequest, acceptPairResponse, pairRequest, pairResponse } from
 import { keyFingerprint, type SyncIdentity } from '../../sync/identity-keys';
 import { AppError, badRequest } from '../kernel/errors';
 import type { PairingClaims } from '../kernel/ports';
-import type { PeerRecord, SyncPeers } from './sync-peers';
+import { syncUrlOf, type PeerRecord, type SyncPeers } from './sync-peers';
+
+export { syncUrlOf };
 
 /** How long one address of the other brain gets to answer. */
 export const PAIR_REQUEST_TIMEOUT_MS = 10_000;
@@ -36,16 +38,6 @@ export interface SyncPairingDeps {
 }
 
 let answerCheck: ReturnType<typeof TypeCompiler.Compile<typeof SyncPairResponse>> | undefined;
-
-/** `http(s)://host:port[/…]` → `ws(s)://host:port/sync`. */
-export function syncUrlOf(base: string): string {
-  const url = new URL(base);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.pathname = '/sync';
-  url.search = '';
-  url.hash = '';
-  return url.toString();
-}
 
 const nameOf = (deps: SyncPairingDeps): string => (deps.name ?? hostname()).slice(0, 64) || 'svc';
 

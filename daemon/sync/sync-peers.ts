@@ -9,6 +9,16 @@ import type { PeerDirectory } from '../../sync/link-handshake';
 
 export const SYNC_PEERS_COMPONENT = 'sync-peers';
 
+/** A brain's base URL `http(s)://host:port[/…]` as its /sync URL `ws(s)://host:port/sync`. */
+export function syncUrlOf(base: string): string {
+  const url = new URL(base);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.pathname = '/sync';
+  url.search = '';
+  url.hash = '';
+  return url.toString();
+}
+
 export const SYNC_PEERS_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
