@@ -21,7 +21,7 @@ import { createSyncData, type SyncDataLayer } from './sync-data';
 import { syncMemoryRoutes } from './sync-memory-routes';
 import { SyncMetrics } from './sync-metrics';
 import type { SyncPairingDeps } from './sync-pairing';
-import { SYNC_PEERS_COMPONENT, SYNC_PEERS_MIGRATIONS, SyncPeers, syncUrlOf, type PeerRecord } from './sync-peers';
+import { peerView, SYNC_PEERS_COMPONENT, SYNC_PEERS_MIGRATIONS, SyncPeers, syncUrlOf, type PeerRecord } from './sync-peers';
 import type { PeerAddress, SyncLinks } from './sync-links';
 import { syncOff, syncRoutes, syncSocketRoute, type SyncService } from './sync-routes';
 import { SyncSettings } from './sync-settings';
@@ -54,13 +54,13 @@ export const syncCapability = defineCapability({
       return peer.url === null ? null : { url: peer.url, source: 'paired' };
     };
     const cursors = new PeerCursors(context.store);
-    // The link layer (sessions, handshake, WebSockets) is loaded when the part starts, after the brain
-    // listens: a brain's start does not pay for it, and one with sync off never loads it.
+    // The link layer (sessions, handshake, WebSockets) is loaded and started only once there is a peer
+    // to sync with — at start when one is paired, else when one pairs or dials in — so a brain that
+    // has no peer (or has sync off) never pays for it.
     let links: SyncLinks | null = null;
     let loaded: Promise<SyncLinks> | null = null;
     const loadLinks = (): Promise<SyncLinks> =>
       (loaded ??= import('./sync-links').then(({ SyncLinks: Links }) => (links = new Links({ identity, peers, data: layer.data, now, logger: context.logger, metrics, address, cursors }))));
-    let collector: NodeJS.Timeout | undefined;
     const collect = (): void => {
       void cursors
         .collect(peers.active().map((p) => p.brainId))
@@ -89,6 +89,33 @@ export const syncCapability = defineCapability({
     let mdns: MdnsBrowse | null = null;
     let starting: Promise<void> | null = null;
     let stopped = false;
+    let collector: NodeJS.Timeout | undefined;
+    // Records a crash left between the op log's commit and the tier tables' are written first, then
+    // records from before the op log existed become ops, then the links start: a peer's batch is
+    // applied only after both. In the background of whoever asked (the part's start, a pairing).
+    const ensureStarted = (): Promise<void> => {
+      starting ??= (async () => {
+        const ready = await loadLinks();
+        await layer.applier.flush();
+        const filled = await backfillOps(context.store, layer.log);
+        if (filled.notes + filled.episodes + filled.triples + filled.skipped > 0) {
+          context.logger[filled.skipped > 0 ? 'warn' : 'info'](filled, 'sync: records from before the op log became ops (skipped: ops a peer would refuse)');
+        }
+        if (stopped) return;
+        ready.start();
+        collect();
+        collector = setInterval(collect, COLLECT_EVERY_MS);
+        collector.unref();
+        mdns = await browsePeers(context, peers, statics, found);
+      })();
+      starting.catch((err: unknown) => context.logger.error({ err }, 'sync did not start: the op log could not be brought up to date; this brain does not sync until it restarts'));
+      return starting;
+    };
+    const viewOf = (p: PeerRecord): SyncPeerView => {
+      if (links !== null) return links.view(p, (cursor) => behind(context, cursor));
+      const cursor = cursors.get(p.brainId);
+      return peerView(p, address(p), cursor, behind(context, cursor), null, now());
+    };
     context.bus.on(SYNC, (event) => {
       switch (event.type) {
         case 'access_mode':
@@ -112,20 +139,28 @@ export const syncCapability = defineCapability({
 
     const pairing: SyncPairingDeps = { identity, peers, claims: context.core.pairing, now, logger: context.logger, ownSyncUrls: () => reachable };
     const service: SyncService = {
-      status: async () => status(context, layer, await loadLinks(), metrics, peers, { brainId, fingerprint: keyFingerprint(identity.publicKey) }),
-      peers: async () => peerViews(context, await loadLinks(), peers),
+      status: async () => status(context, layer, links, metrics, peers, { brainId, fingerprint: keyFingerprint(identity.publicKey) }),
+      peers: async () => peers.list().map((p) => viewOf(p)),
       pair: async (body) => {
         const { completePairing } = await import('./sync-pairing');
         const record = await completePairing(pairing, body);
-        const ready = await loadLinks();
-        ready.dialNow(record.brainId);
-        return ready.view(record, (cursor) => behind(context, cursor));
+        // The links' first tick dials every active peer, this one too.
+        void ensureStarted().then(
+          () => links?.dialNow(record.brainId),
+          () => undefined, // logged by ensureStarted
+        );
+        return viewOf(record);
       },
-      accept: async (body, remote) => (await import('./sync-pairing')).acceptPairing(pairing, body, remote),
+      accept: async (body, remote) => {
+        const answer = await (await import('./sync-pairing')).acceptPairing(pairing, body, remote);
+        void ensureStarted();
+        return answer;
+      },
       now: async (body) => {
         const targets = body.peer === undefined ? peers.active() : [peers.get(body.peer)].filter((p): p is PeerRecord => p !== undefined && p.forgottenAt === null);
         if (body.peer !== undefined && targets.length === 0) throw new AppError('NOT_FOUND', `peer ${body.peer} is not paired`, { brain_id: body.peer });
-        const [{ waitForSync }, ready] = await Promise.all([import('./sync-now'), loadLinks()]);
+        const [{ waitForSync }] = await Promise.all([import('./sync-now'), ensureStarted()]);
+        const ready = await loadLinks();
         return waitForSync({ links: ready, peers: targets, address, cursor: () => layer.applier.cursor(), timeoutMs: body.timeout_ms ?? 15_000, now });
       },
       forget: async (id) => {
@@ -143,26 +178,10 @@ export const syncCapability = defineCapability({
       parts: [
         {
           name: 'links',
-          // In the background, so a big memory's backfill does not hold up listening: records a crash
-          // left between the op log's commit and the tier tables' are written first, then records from
-          // before the op log existed become ops, then the links start (a peer's batch is applied only
-          // after both).
+          // With a peer paired, sync starts in the background (a big memory's backfill does not hold
+          // up listening); with none, nothing is loaded until one pairs or dials in.
           start: () => {
-            starting = (async () => {
-              const ready = await loadLinks();
-              await layer.applier.flush();
-              const filled = await backfillOps(context.store, layer.log);
-              if (filled.notes + filled.episodes + filled.triples + filled.skipped > 0) {
-                context.logger[filled.skipped > 0 ? 'warn' : 'info'](filled, 'sync: records from before the op log became ops (skipped: ops a peer would refuse)');
-              }
-              if (stopped) return;
-              ready.start();
-              collect();
-              collector = setInterval(collect, COLLECT_EVERY_MS);
-              collector.unref();
-              mdns = await browsePeers(context, peers, statics, found);
-            })();
-            starting.catch((err: unknown) => context.logger.error({ err }, 'sync did not start: the op log could not be brought up to date; this brain does not sync until it restarts'));
+            if (peers.active().length > 0) void ensureStarted();
           },
           stop: async () => {
             stopped = true;
@@ -174,8 +193,14 @@ export const syncCapability = defineCapability({
         },
       ],
       routes: [syncRoutes(service), syncMemoryRoutes(context.store)],
-      // Until the links are loaded and started, a peer is told to come back (503).
-      sockets: [syncSocketRoute((header, remote) => links?.upgrade(header, remote) ?? { ok: false, status: 503, code: 'io', message: 'sync is starting' })],
+      // Until the links are loaded and started, a peer is told to come back (503), and they start.
+      sockets: [
+        syncSocketRoute((header, remote) => {
+          if (links !== null) return links.upgrade(header, remote);
+          void ensureStarted();
+          return { ok: false, status: 503, code: 'io', message: 'sync is starting' };
+        }),
+      ],
     };
   },
 });
@@ -203,11 +228,7 @@ function behind(context: CapabilityContext, cursor: Cursor | null): number {
   return n;
 }
 
-function peerViews(context: CapabilityContext, links: SyncLinks, peers: SyncPeers): SyncPeerView[] {
-  return peers.list().map((p) => links.view(p, (cursor) => behind(context, cursor)));
-}
-
-async function status(context: CapabilityContext, layer: SyncDataLayer, links: SyncLinks, metrics: SyncMetrics, peers: SyncPeers, me: { brainId: string; fingerprint: string }): Promise<SyncStatus> {
+async function status(context: CapabilityContext, layer: SyncDataLayer, links: SyncLinks | null, metrics: SyncMetrics, peers: SyncPeers, me: { brainId: string; fingerprint: string }): Promise<SyncStatus> {
   const cursor = await layer.applier.cursor();
   const at = context.clock.now();
   const lastSynced = peers.list().reduce<number | null>((max, p) => (p.lastSyncedAt !== null && (max === null || p.lastSyncedAt > max) ? p.lastSyncedAt : max), null);
@@ -216,7 +237,7 @@ async function status(context: CapabilityContext, layer: SyncDataLayer, links: S
     disabled_by: null,
     brain_id: me.brainId,
     key_fingerprint: me.fingerprint,
-    active_peers: links.activePeers(),
+    active_peers: links?.activePeers() ?? 0,
     was_active_recent: metrics.wasActiveRecent(at),
     peers: peers.active().length,
     last_synced_at: lastSynced,

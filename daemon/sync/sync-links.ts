@@ -22,7 +22,7 @@ import { SyncSession, type SessionConfig, type SessionEnd } from '../../sync/ses
 import type { SyncData } from '../../sync/session-stream';
 import type { SyncMetrics } from './sync-metrics';
 import type { PeerCursors } from './peer-cursors';
-import type { PeerRecord, SyncPeers } from './sync-peers';
+import { peerView, type PeerRecord, type SyncPeers } from './sync-peers';
 
 /** How often sessions' timers run and due dials start. */
 export const TICK_MS = 1000;
@@ -180,26 +180,14 @@ export class SyncLinks {
   view(peer: PeerRecord, behind: (cursor: Cursor | null) => number): SyncPeerView {
     const s = this.state.get(peer.brainId);
     const open = this.connected(peer.brainId);
-    const address = this.deps.address(peer);
-    const dialling = [...(s?.links ?? [])].some((l) => !l.established);
     const cursor = open?.session.progress()?.peerHas ?? this.deps.cursors?.get(peer.brainId) ?? null;
-    const state: SyncPeerView['state'] =
-      peer.forgottenAt !== null ? 'forgotten' : open !== null ? 'connected' : dialling ? 'connecting' : address !== null && s !== undefined && s.nextAttemptAt > this.deps.now() ? 'waiting' : 'idle';
-    return {
-      brain_id: peer.brainId,
-      name: peer.name,
-      device_id: peer.deviceId,
-      url: address?.url ?? null,
-      source: address?.source ?? 'paired',
-      state,
-      direction: open?.direction ?? null,
-      paired_at: peer.pairedAt,
-      last_synced_at: peer.lastSyncedAt,
-      next_attempt_at: state === 'waiting' ? (s?.nextAttemptAt ?? null) : null,
-      last_failure: s?.lastFailure ?? null,
-      ops_behind: behind(cursor),
-      cursor,
+    const live = {
+      connected: open?.direction ?? null,
+      dialling: [...(s?.links ?? [])].some((l) => !l.established),
+      nextAttemptAt: s?.nextAttemptAt ?? null,
+      lastFailure: s?.lastFailure ?? null,
     };
+    return peerView(peer, this.deps.address(peer), cursor, behind(cursor), live, this.deps.now());
   }
 
   /** Says bye on every session, waits a little for the peers to answer, then cuts what is left. */

@@ -6,6 +6,8 @@
 import type { Migration, Store } from '../kernel/capability';
 import type { PinnedPeer } from '../../sync/identity-pairing';
 import type { PeerDirectory } from '../../sync/link-handshake';
+import type { Cursor } from '../../protocol/sync-link';
+import type { SyncFailureInfo, SyncPeerView } from '../../protocol/sync-api';
 
 export const SYNC_PEERS_COMPONENT = 'sync-peers';
 
@@ -72,6 +74,37 @@ const fromRow = (r: Row): PeerRecord => ({
   forgottenAt: r.forgotten_at,
   lastSyncedAt: r.last_synced_at,
 });
+
+/** What the links know of a peer now (none when the link layer is not loaded: no peer was ever active). */
+export interface PeerLiveState {
+  readonly connected: 'outbound' | 'inbound' | null;
+  readonly dialling: boolean;
+  /** When the next dial is due, if one is. */
+  readonly nextAttemptAt: number | null;
+  readonly lastFailure: SyncFailureInfo | null;
+}
+
+/** `svc sync peers`'s row for one peer: `cursor` is what it is known to hold, `behind` counts what it lacks. */
+export function peerView(peer: PeerRecord, address: { url: string; source: SyncPeerView['source'] } | null, cursor: Cursor | null, behind: number, live: PeerLiveState | null, now: number): SyncPeerView {
+  const waiting = address !== null && live?.nextAttemptAt != null && live.nextAttemptAt > now;
+  const state: SyncPeerView['state'] =
+    peer.forgottenAt !== null ? 'forgotten' : live?.connected != null ? 'connected' : live?.dialling === true ? 'connecting' : waiting ? 'waiting' : 'idle';
+  return {
+    brain_id: peer.brainId,
+    name: peer.name,
+    device_id: peer.deviceId,
+    url: address?.url ?? null,
+    source: address?.source ?? 'paired',
+    state,
+    direction: live?.connected ?? null,
+    paired_at: peer.pairedAt,
+    last_synced_at: peer.lastSyncedAt,
+    next_attempt_at: state === 'waiting' ? (live?.nextAttemptAt ?? null) : null,
+    last_failure: live?.lastFailure ?? null,
+    ops_behind: behind,
+    cursor,
+  };
+}
 
 export class SyncPeers implements PeerDirectory {
   private readonly byId = new Map<string, PeerRecord>();
