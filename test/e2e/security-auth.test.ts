@@ -81,7 +81,15 @@ void test('no route answers without the token, under any spelling of its path, o
   const PAIRING_PUBLIC = ['/api/devices/pair/announce', '/api/devices/pair/check', '/api/devices/pair/complete', '/api/devices/pair/status', '/api/devices/pair/verify_pin'];
   // /v1/node is public at the HTTP level only: it judges the node key itself and refuses in its own
   // protocol (error 1001, close 4001; docs/node-protocol.md), which the next test holds it to.
-  assert.deepEqual(routes.filter((r) => r.public).map((r) => r.url).sort(), [...PAIRING_PUBLIC, '/health', '/metrics', '/v1/node'], 'only /health, /metrics, the unpaired device\'s pairing calls and the node socket are public');
+  // /sync is public at the HTTP level too: every connection proves both brains with the keys pinned at
+  // pairing (docs/sync.md "The handshake"; test/e2e/sync-bad-input.test.ts), and a peer brain completing
+  // pairing presents its token to /api/sync/pair/accept as a device presents it to /complete.
+  const SYNC_PUBLIC = ['/api/sync/pair/accept', '/sync'];
+  assert.deepEqual(
+    routes.filter((r) => r.public).map((r) => r.url).sort(),
+    [...PAIRING_PUBLIC, ...SYNC_PUBLIC, '/health', '/metrics', '/v1/node'].sort(),
+    'only /health, /metrics, the unpaired device\'s pairing calls, the node socket and the brain-to-brain sync are public',
+  );
 
   const counts = new Map<number, number>();
   let sent = 0;
