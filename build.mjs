@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 
 const root = import.meta.dirname;
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const sourceDirs = ['protocol', 'daemon', 'node-agent', 'phone-bridge', 'mesh', 'sync', 'cli', 'web'];
+const sourceDirs = ['protocol', 'daemon', 'node-agent', 'phone-bridge', 'mesh', 'sync', 'skills', 'cli', 'web'];
 const native = ['serialport', '@serialport/*', 'node-ble', '@abandonware/noble', 'dbus-next', 'bufferutil', 'utf-8-validate'];
 const define = { __SVC_VERSION__: JSON.stringify(pkg.version) };
 // CommonJS dependencies inside an ESM bundle need require/__dirname; node-sqlite3-wasm finds its .wasm via __dirname.
