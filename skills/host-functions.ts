@@ -167,8 +167,10 @@ function hostCall(context: QuickJSContext, json: VmJson, state: RunState, work: 
   const settle = (ok: boolean, value: unknown): void => {
     if (state.closed) return;
     state.pending.delete(deferred);
-    if (value instanceof PolicyRefusal) state.policy ??= value.message;
-    else answer(context, json, state, deferred, ok, value);
+    if (value instanceof PolicyRefusal) {
+      state.policy ??= value.message;
+      deferred.dispose();
+    } else answer(context, json, state, deferred, ok, value);
     state.wake();
   };
   work().then(
@@ -185,9 +187,11 @@ function answer(context: QuickJSContext, json: VmJson, state: RunState, deferred
   } catch (error) {
     // The answer could not enter the VM (its memory limit, or a value with no JSON): the run ends as an error.
     state.hostError = `the host's answer could not be given to the skill: ${error instanceof Error ? error.message : String(error)}`;
+    deferred.dispose();
     return;
   }
   if (ok) deferred.resolve(handle);
   else deferred.reject(handle);
   handle.dispose();
+  deferred.dispose();
 }
