@@ -16,6 +16,7 @@ import { registerPairCommands } from './commands/pair';
 import { registerDeviceCommands } from './commands/devices';
 import { registerBridgeCommands } from './commands/bridge';
 import { registerSyncCommands } from './commands/sync';
+import { registerAppCommands } from './commands/app';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -140,6 +141,7 @@ registerPairCommands(prog, commandContext);
 registerDeviceCommands(prog, commandContext);
 registerBridgeCommands(prog, commandContext);
 registerSyncCommands(prog, commandContext);
+registerAppCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
