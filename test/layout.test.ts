@@ -12,7 +12,7 @@ import ts from 'typescript';
 import { repoRoot } from './helpers/external-tools';
 
 const ROOT = repoRoot();
-const SOURCE_DIRS = ['protocol', 'mesh', 'sync', 'signing', 'daemon', 'node-agent', 'phone-bridge', 'cli', 'web'] as const;
+const SOURCE_DIRS = ['protocol', 'mesh', 'sync', 'signing', 'skills', 'daemon', 'node-agent', 'phone-bridge', 'cli', 'web'] as const;
 type Layer = (typeof SOURCE_DIRS)[number];
 
 /** Which other top-level folders each layer may import (its own folder is always allowed). */
@@ -21,6 +21,8 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   mesh: ['protocol'],
   // The sync core and the /sync session: the wire contract, and mesh/ for brain ids and pairing.
   sync: ['protocol', 'mesh'],
+  // The skill sandbox: the wire contract (the manifest schema) only; the capability hands it its ports.
+  skills: ['protocol'],
   // Signed manifests, publisher keys and detached signatures (docs/signing.md): pure, no brain.
   signing: ['protocol', 'mesh'],
   daemon: ['protocol', 'mesh', 'sync', 'signing'],
@@ -76,7 +78,7 @@ const SEAM_EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [
 ];
 
 /** Where tests must be: every source file of these folders has test/<its path>.test.ts. */
-const MIRRORED_DIRS = ['daemon', 'cli', 'protocol', 'signing'] as const;
+const MIRRORED_DIRS = ['daemon', 'cli', 'protocol', 'signing', 'skills'] as const;
 
 /**
  * Source files without test/<path>.test.ts, each with the test that covers it. A test in test/e2e/
