@@ -53,6 +53,12 @@ test('a memory bomb ends as memory, in many small blocks or in big ones', async 
   }
 });
 
+test('a skill that ends after using more than its limit in small blocks is still a memory kill', async () => {
+  // About 40 MB in 1 kB strings against 16 MiB: QuickJS's own malloc limit alone would let it finish.
+  const out = await run('let a = []; for (let i = 0; i < 40000; i++) a.push("x".repeat(1000) + i); a.length', 5000);
+  assert.equal(out.ok === false && out.kill, 'memory', JSON.stringify(out));
+});
+
 test('a thrown error ends as error with its message', async () => {
   const out = await run('async function main() { throw new TypeError("no such city") }');
   assert.deepEqual(out, { ok: false, kill: 'error', message: 'TypeError: no such city', logs: [] });
