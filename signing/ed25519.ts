@@ -29,12 +29,36 @@ export function decodeRaw(text: string, size: 32 | 64): Buffer | undefined {
 }
 
 /**
- * The public key of a raw base64 Ed25519 public key, or undefined when it is not 32 canonical bytes.
- * node:crypto imports any 32 bytes; an encoding that is no curve point then verifies nothing.
+ * The encodings of the eight points of small order, canonical and not (y ≥ p, or x's sign bit on x = 0),
+ * all of which node:crypto (OpenSSL) imports. Under such a key a forged signature (R the identity, S
+ * zero) verifies for one message in eight or more, with no private key: a host must never pin one.
+ */
+const SMALL_ORDER = new Set([
+  '0100000000000000000000000000000000000000000000000000000000000000',
+  '0100000000000000000000000000000000000000000000000000000000000080',
+  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff',
+  '0000000000000000000000000000000000000000000000000000000000000000',
+  '0000000000000000000000000000000000000000000000000000000000000080',
+  'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+  'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff',
+  'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+  'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff',
+  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
+  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85',
+  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
+  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa',
+]);
+
+/**
+ * The public key of a raw base64 Ed25519 public key, or undefined when it is not 32 canonical bytes or
+ * is a point of small order. node:crypto imports any other 32 bytes; an encoding that is no curve point
+ * then verifies nothing.
  */
 export function publicKeyOf(publicKey: string): KeyObject | undefined {
   const raw = decodeRaw(publicKey, 32);
-  return raw === undefined ? undefined : createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+  if (raw === undefined || SMALL_ORDER.has(raw.toString('hex'))) return undefined;
+  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
 }
 
 /** The private key of raw base64 `privateKey`, which must belong to `publicKey`. */

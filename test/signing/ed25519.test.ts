@@ -2,7 +2,7 @@
 // from the public key, a private key must belong to its public key, and a point off the curve is no key.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import fc from 'fast-check';
 import { decodeRaw, keyIdOf, privateKeyOf, publicKeyOf, rawPrivateKey, rawPublicKey, signMessage, SigningKeyError, verifyMessage } from '../../signing/ed25519';
 
@@ -55,4 +55,32 @@ void test('32 bytes that are no curve point import, and verify nothing', () => {
   const { privateKey } = generateKeyPairSync('ed25519');
   assert.equal(verifyMessage(publicKeyOf(offCurve.toString('base64'))!, 'hello', signMessage(privateKey, 'hello')), false);
   assert.equal(publicKeyOf('AAAA'), undefined);
+});
+
+void test('the small-order points are no public key: under them a forged signature verifies without any private key', () => {
+  const smallOrder = [
+    '0100000000000000000000000000000000000000000000000000000000000000',
+    '0100000000000000000000000000000000000000000000000000000000000080',
+    'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+    'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff',
+    '0000000000000000000000000000000000000000000000000000000000000000',
+    '0000000000000000000000000000000000000000000000000000000000000080',
+    'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+    'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff',
+    'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+    'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff',
+    '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
+    '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85',
+    'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
+    'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa',
+  ];
+  // R = the identity, S = 0: valid under a key of order n for every message whose hash is a multiple of n.
+  const forged = Buffer.concat([Buffer.from(`01${'00'.repeat(31)}`, 'hex'), Buffer.alloc(32)]);
+  for (const hex of smallOrder) {
+    const raw = Buffer.from(hex, 'hex');
+    const imported = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+    const accepted = Array.from({ length: 64 }, (_, i) => verify(null, Buffer.from(`message ${i}`), imported, forged)).filter(Boolean).length;
+    assert.ok(accepted > 0, `${hex}: node:crypto accepts the forgery for some message`);
+    assert.equal(publicKeyOf(raw.toString('base64')), undefined, hex);
+  }
 });
