@@ -12,7 +12,7 @@
 // past that.
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import releaseSync from '@jitl/quickjs-wasmfile-release-sync';
-import { captureJson, installHostFunctions, newRunState, toVm, type RunState, type SkillHost, type VmJson } from './host-functions';
+import { MAX_RESULT_BYTES, captureJson, installHostFunctions, newRunState, toVm, type RunState, type SkillHost, type VmJson } from './host-functions';
 
 export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_WALL_MS = 5000;
@@ -178,6 +178,7 @@ function success(context: QuickJSContext, json: VmJson, value: QuickJSHandle, st
   value.dispose();
   const text = state.result?.json ?? (returned && context.typeof(returned) === 'string' ? context.getString(returned) : 'null');
   returned?.dispose();
+  if (Buffer.byteLength(text) > MAX_RESULT_BYTES) return { ok: false, kill: 'error', message: `the result is larger than ${MAX_RESULT_BYTES} bytes`, logs: state.logs };
   return { ok: true, result: JSON.parse(text) as unknown, logs: state.logs };
 }
 

@@ -37,6 +37,8 @@ test('set_result refuses a value with no JSON and a result past its size bound',
   assert.equal(fn.ok === false && fn.kill, 'error');
   const big = await run(`set_result("x".repeat(${MAX_RESULT_BYTES}))`);
   assert.match(big.ok ? '' : big.message, /larger than/);
+  const returned = await run(`"x".repeat(${MAX_RESULT_BYTES})`);
+  assert.equal(returned.ok === false && returned.kill, 'error');
 });
 
 test('http_post sends a string as is and an object as JSON', async () => {
