@@ -10,8 +10,8 @@ import { Type, type Static } from '@sinclair/typebox';
 export const B64_32_PATTERN = '^[A-Za-z0-9+/]{43}=$';
 /** A raw 64-byte signature in padded standard base64. */
 export const B64_64_PATTERN = '^[A-Za-z0-9+/]{86}==$';
-/** A key id: what the host pins in the vault namespace publisher_keys (spec 5.1), and what `--key-id` names. */
-export const KEY_ID_PATTERN = '^[A-Za-z0-9._:-]{1,64}$';
+/** A key id: what the host pins in the vault namespace publisher_keys (spec 5.1), and what `--key-id` names; never a leading '-' (a flag). */
+export const KEY_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$';
 /** A SHA-256 digest in lower-case hex. */
 export const SHA256_HEX_PATTERN = '^[0-9a-f]{64}$';
 

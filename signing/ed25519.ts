@@ -86,13 +86,14 @@ export function rawPrivateKey(key: KeyObject): string {
 }
 
 /**
- * The key id derived from a public key: the first 16 base64url characters (96 bits) of the SHA-256 of
- * its raw bytes. Short enough to type in `svc publisher trust`, long enough that no two keys share one.
+ * The key id derived from a public key: the first 24 hex digits (96 bits) of the SHA-256 of its raw
+ * bytes. Long enough that no two keys share one; hex, so it never starts with '-' (a command line would
+ * take it for a flag) and survives any case-folding.
  */
 export function keyIdOf(publicKey: string): string {
   const raw = decodeRaw(publicKey, 32);
   if (raw === undefined) throw new SigningKeyError('an Ed25519 key is 32 bytes in base64 (44 characters)');
-  return createHash('sha256').update(raw).digest('base64url').slice(0, 16);
+  return createHash('sha256').update(raw).digest('hex').slice(0, 24);
 }
 
 /** An Ed25519 signature over the UTF-8 of `message`, base64. */

@@ -29,7 +29,7 @@ export interface AppSignArgs {
 /** svc app sign: exit 0 signed, 1 the manifest or key file is refused, 2 bad invocation. */
 export function appSign(io: CliIo, args: AppSignArgs): number {
   if (args.keyId === undefined || !KEY_ID.test(args.keyId)) {
-    io.err.write(`svc app sign: --key-id is required: 1-64 characters of A-Z a-z 0-9 . _ : -\n${APP_USAGE}`);
+    io.err.write(`svc app sign: --key-id is required: 1-64 characters of A-Z a-z 0-9 . _ : - (starting with a letter or digit)\n${APP_USAGE}`);
     return 2;
   }
   try {

@@ -17,7 +17,7 @@ void test('the key and signature patterns fit padded standard base64 of 32 and 6
 
 void test('key ids are short, typeable names; spec 7 reasons are among the refusals', () => {
   const id = new RegExp(KEY_ID_PATTERN);
-  for (const ok of ['Xy3_-abcdEFGH1234', 'acme.release:2026']) assert.match(ok, id);
-  for (const no of ['', 'a b', 'a/b', 'x'.repeat(65)]) assert.doesNotMatch(no, id);
+  for (const ok of ['Xy3_-abcdEFGH1234', 'acme.release:2026', '0f3a9c']) assert.match(ok, id);
+  for (const no of ['', 'a b', 'a/b', '-flag', '.hidden', 'x'.repeat(65)]) assert.doesNotMatch(no, id);
   for (const reason of ['signature_mismatch', 'key_mismatch']) assert.ok((MANIFEST_REFUSAL_REASONS as readonly string[]).includes(reason));
 });

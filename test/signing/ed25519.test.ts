@@ -30,9 +30,9 @@ void test('property: only the one canonical base64 spelling of 32 or 64 bytes de
   );
 });
 
-void test('the key id is the first 16 base64url characters of the SHA-256 of the raw public key', () => {
+void test('the key id is the first 24 hex digits of the SHA-256 of the raw public key', () => {
   const { publicKey } = pair();
-  assert.equal(keyIdOf(publicKey), createHash('sha256').update(Buffer.from(publicKey, 'base64')).digest('base64url').slice(0, 16));
+  assert.equal(keyIdOf(publicKey), createHash('sha256').update(Buffer.from(publicKey, 'base64')).digest('hex').slice(0, 24));
   assert.throws(() => keyIdOf('AAAA'), SigningKeyError);
 });
 

@@ -32,7 +32,7 @@ if (!isMainThread) {
     assert.equal(statSync(join(dir, PUBLISHER_KEY_FILE)).mode & 0o777, 0o600);
     assert.deepEqual(readdirSync(dir), [PUBLISHER_KEY_FILE], 'no temp file left behind');
     assert.equal(first.keyId, keyIdOf(first.publicKey));
-    assert.match(first.keyId, /^[A-Za-z0-9_-]{16}$/);
+    assert.match(first.keyId, /^[0-9a-f]{24}$/);
     assert.equal(rawPublicKey(first.privateKey), first.publicKey);
     const file = JSON.parse(readFileSync(join(dir, PUBLISHER_KEY_FILE), 'utf8')) as Record<string, unknown>;
     assert.deepEqual(Object.keys(file).sort(), ['key_id', 'private_key', 'public_key', 'v']);
