@@ -69,7 +69,20 @@ export async function runSkill(run: SkillRun): Promise<SkillOutcome> {
     return await runInContext(runtime, run, state, guard);
   } finally {
     state.closed = true;
+    disposeRuntime(runtime);
+  }
+}
+
+/**
+ * Frees a runtime. QuickJS aborts the whole WebAssembly instance when a runtime still holds objects at
+ * that point; the next run then loads a fresh module instead of failing on a dead one.
+ */
+function disposeRuntime(runtime: QuickJSRuntime): void {
+  try {
     runtime.dispose();
+  } catch (error) {
+    quickjs = undefined;
+    throw error;
   }
 }
 
@@ -174,8 +187,11 @@ function success(context: QuickJSContext, json: VmJson, value: QuickJSHandle, st
   const stop = hostStop(state);
   if (stop && 'kill' in stop) return (value.dispose(), { ok: false, kill: stop.kill, message: stop.message, logs: state.logs });
   if (guard.memoryExceeded) return (value.dispose(), { ok: false, kill: 'memory', message: memoryMessage(guard, ''), logs: state.logs });
-  const returned = state.result ? undefined : context.unwrapResult(context.callFunction(json.stringify, context.undefined, value));
+  // A value whose JSON throws (a cycle, a BigInt, a throwing toJSON) ends as an error like any throw.
+  const stringified = state.result ? undefined : context.callFunction(json.stringify, context.undefined, value);
   value.dispose();
+  if (stringified?.error) return failure(context, stringified.error, state, guard);
+  const returned = stringified?.value;
   const text = state.result?.json ?? (returned && context.typeof(returned) === 'string' ? context.getString(returned) : 'null');
   returned?.dispose();
   if (Buffer.byteLength(text) > MAX_RESULT_BYTES) return { ok: false, kill: 'error', message: `the result is larger than ${MAX_RESULT_BYTES} bytes`, logs: state.logs };

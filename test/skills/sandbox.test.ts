@@ -66,6 +66,13 @@ test('a thrown error ends as error with its message', async () => {
   assert.equal(syntax.ok === false && syntax.kill, 'error');
 });
 
+test('a result with no JSON (a cycle, a BigInt) ends as error', async () => {
+  for (const source of ['const a = {}; a.a = a; a', '10n']) {
+    const out = await run(source);
+    assert.equal(out.ok === false && out.kill, 'error', source);
+  }
+});
+
 test('no timers, modules or process in the context', async () => {
   const out = await run('[typeof setTimeout, typeof setInterval, typeof require, typeof process, typeof fetch].join()');
   assert.deepEqual(out, { ok: true, result: 'undefined,undefined,undefined,undefined,undefined', logs: [] });
