@@ -1,21 +1,12 @@
 // A small file made once and never replaced (the brain id, the sync key): created exclusively as a hard
 // link of a fully written and fsynced temp file, which fails when the name exists. Two callers racing on
 // a new home agree on one content, and a crash never leaves a torn file. Mode 0600.
-import { randomUUID } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { linkSync, readFileSync, rmSync } from 'node:fs';
+import { writeTempBeside } from './atomic-write';
 
 /** Writes `content` to `file` unless it exists; either way, the caller reads what is there afterwards. */
 export function createOnce(file: string, content: string): void {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomUUID()}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  const tmp = writeTempBeside(file, content, 0o600);
   try {
     linkSync(tmp, file);
   } catch (err) {

@@ -1,10 +1,9 @@
 // `svc app sign` on disk (spec 4.14): read a manifest.json, sign it, and write manifest.signed.json next
-// to it. The envelope is written atomically (temp file, fsync, rename, fsync of the folder: STYLE.md
-// 11), so a crash leaves the old envelope or the new one, never a torn one. It is public (0644): it
-// ships with the bundle.
-import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+// to it. The envelope is written atomically (mesh/atomic-write.ts), so a crash leaves the old envelope
+// or the new one, never a torn one. It is public (0644): it ships with the bundle.
+import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { writeFileAtomic } from '../mesh/atomic-write';
 import type { SigningKey } from './ed25519';
 import { SIGNED_MANIFEST_FILE, signManifest, type Manifest } from './signed-manifest';
 
@@ -16,7 +15,7 @@ export function signManifestFile(manifestPath: string, key: SigningKey, signedAt
   if (basename(manifestPath) === SIGNED_MANIFEST_FILE) throw new ManifestFileError(`${manifestPath} is a signed envelope already; sign the manifest.json beside it`);
   const manifest = readManifest(manifestPath);
   const target = join(dirname(manifestPath), SIGNED_MANIFEST_FILE);
-  writeAtomic(target, `${JSON.stringify(signManifest(manifest, key, signedAt), null, 2)}\n`);
+  writeFileAtomic(target, `${JSON.stringify(signManifest(manifest, key, signedAt), null, 2)}\n`, 0o644);
   return target;
 }
 
@@ -38,28 +37,4 @@ function readManifest(path: string): Manifest {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ManifestFileError(`${path} is not a manifest: expected a JSON object`);
   return value as Manifest;
-}
-
-function writeAtomic(file: string, text: string): void {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomUUID()}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o644);
-  try {
-    fchmodSync(fd, 0o644);
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  const dir = openSync(dirname(file), 'r');
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
-  }
 }
