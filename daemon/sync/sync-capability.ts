@@ -88,27 +88,32 @@ export const syncCapability = defineCapability({
     let reachable: string[] = [];
     let mdns: MdnsBrowse | null = null;
     let starting: Promise<void> | null = null;
+    /** `starting` once it has ended, a failure logged: what stop() waits for. */
+    let startEnded: Promise<void> = Promise.resolve();
     let stopped = false;
     let collector: NodeJS.Timeout | undefined;
     // Records a crash left between the op log's commit and the tier tables' are written first, then
     // records from before the op log existed become ops, then the links start: a peer's batch is
     // applied only after both. In the background of whoever asked (the part's start, a pairing).
+    const start = async (): Promise<void> => {
+      const ready = await loadLinks();
+      await layer.applier.flush();
+      const filled = await backfillOps(context.store, layer.log);
+      if (filled.notes + filled.episodes + filled.triples + filled.skipped > 0) {
+        context.logger[filled.skipped > 0 ? 'warn' : 'info'](filled, 'sync: records from before the op log became ops (skipped: ops a peer would refuse)');
+      }
+      if (stopped) return;
+      ready.start();
+      collect();
+      collector = setInterval(collect, COLLECT_EVERY_MS);
+      collector.unref();
+      mdns = await browsePeers(context, peers, statics, found);
+    };
     const ensureStarted = (): Promise<void> => {
-      starting ??= (async () => {
-        const ready = await loadLinks();
-        await layer.applier.flush();
-        const filled = await backfillOps(context.store, layer.log);
-        if (filled.notes + filled.episodes + filled.triples + filled.skipped > 0) {
-          context.logger[filled.skipped > 0 ? 'warn' : 'info'](filled, 'sync: records from before the op log became ops (skipped: ops a peer would refuse)');
-        }
-        if (stopped) return;
-        ready.start();
-        collect();
-        collector = setInterval(collect, COLLECT_EVERY_MS);
-        collector.unref();
-        mdns = await browsePeers(context, peers, statics, found);
-      })();
-      starting.catch((err: unknown) => context.logger.error({ err }, 'sync did not start: the op log could not be brought up to date; this brain does not sync until it restarts'));
+      if (starting === null) {
+        starting = start();
+        startEnded = starting.catch((err: unknown) => context.logger.error({ err }, 'sync did not start: the op log could not be brought up to date; this brain does not sync until it restarts'));
+      }
       return starting;
     };
     const viewOf = (p: PeerRecord): SyncPeerView => {
@@ -144,11 +149,8 @@ export const syncCapability = defineCapability({
       pair: async (body) => {
         const { completePairing } = await import('./sync-pairing');
         const record = await completePairing(pairing, body);
-        // The links' first tick dials every active peer, this one too.
-        void ensureStarted().then(
-          () => links?.dialNow(record.brainId),
-          () => undefined, // logged by ensureStarted
-        );
+        // The links dial every active peer on their next tick (each second), this one too.
+        void ensureStarted();
         return viewOf(record);
       },
       accept: async (body, remote) => {
@@ -186,7 +188,7 @@ export const syncCapability = defineCapability({
           stop: async () => {
             stopped = true;
             clearInterval(collector);
-            await starting?.catch(() => undefined);
+            await startEnded;
             await mdns?.stop();
             await links?.stop();
           },

@@ -6,8 +6,6 @@ import type { Cursor } from '../../protocol/sync-link';
 import type { SyncNowResult } from '../../protocol/sync-api';
 import { sameCursor } from './peer-cursors';
 import type { PeerAddress, SyncLinks } from './sync-links';
-
-export { sameCursor };
 import type { PeerRecord } from './sync-peers';
 
 /** How often the wait looks again. */

@@ -17,8 +17,6 @@ import { AppError, badRequest } from '../kernel/errors';
 import type { PairingClaims } from '../kernel/ports';
 import { syncUrlOf, type PeerRecord, type SyncPeers } from './sync-peers';
 
-export { syncUrlOf };
-
 /** How long one address of the other brain gets to answer. */
 export const PAIR_REQUEST_TIMEOUT_MS = 10_000;
 /** The most of the other brain's answer read. */
