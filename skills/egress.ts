@@ -104,8 +104,9 @@ export async function checkDestination(raw: string, policy: NetworkPolicy, looku
 function parseUrl(raw: string): URL {
   try {
     return new URL(raw);
-  } catch {
-    throw new PolicyRefusal(`not a URL: ${raw.slice(0, 200)}`);
+  } catch (err) {
+    if (err instanceof TypeError) throw new PolicyRefusal(`not a URL: ${raw.slice(0, 200)}`);
+    throw err;
   }
 }
 
