@@ -82,15 +82,15 @@ async function syncAll(brains: readonly MeshBrain[]): Promise<void> {
   await Promise.all(brains.map((b) => syncNow(b, 30_000)));
 }
 
-/** Scrapes each brain's sync gauges `times` times, a second apart. */
-async function scrape(brains: readonly MeshBrain[], into: Map<string, Record<Phase['name'], SyncGauges[]>>, phase: Phase['name'], times = 3): Promise<void> {
-  for (let i = 0; i < times; i++) {
-    if (i > 0) await sleep(1000);
-    for (const b of brains) {
-      const series = into.get(b.label) ?? { before: [], during: [], after: [] };
-      series[phase].push(syncGauges(await b.metrics()));
-      into.set(b.label, series);
-    }
+/**
+ * Scrapes each brain's sync gauges once the phase's state is reached (the callers wait for it: converged,
+ * active peers): the minute grid stretches one sample over the phase's minutes.
+ */
+async function scrape(brains: readonly MeshBrain[], into: Map<string, Record<Phase['name'], SyncGauges[]>>, phase: Phase['name']): Promise<void> {
+  for (const b of brains) {
+    const series = into.get(b.label) ?? { before: [], during: [], after: [] };
+    series[phase].push(syncGauges(await b.metrics()));
+    into.set(b.label, series);
   }
 }
 
