@@ -5,16 +5,16 @@
 import type { ToolCall } from '../kernel/conversation';
 import type { ApprovalEvent } from '../kernel/events';
 import type { ToolStatus } from './tools/tool-runner';
-import { OUTSIDE_TURN_PREFIX } from '../kernel/permissions';
+import { isOutsideTurn } from '../kernel/permissions';
 
 export type ApprovalResolution = Extract<ApprovalEvent, { type: 'approval_resolved' }>;
 
 /**
  * Approved and rejected calls of a turn are continued; an expired one is only noted (nobody is waiting
  * for it). A call held outside a turn names its origin in the turn id (`taskflow:<flow>:<step>`,
- * kernel/permissions.ts): its owner carries on, not the conversation.
+ * kernel/permissions.ts; a skill run's and an MCP call's likewise): its owner carries on, not the conversation.
  */
-export const continues = (event: ApprovalResolution): boolean => event.status !== 'expired' && !event.turnId.startsWith(OUTSIDE_TURN_PREFIX);
+export const continues = (event: ApprovalResolution): boolean => event.status !== 'expired' && !isOutsideTurn(event.turnId);
 
 /** One line about how a held call ended: the continuation's turn_started text and its place in the conversation. */
 export function approvalNote(event: ApprovalResolution): string {

@@ -11,15 +11,22 @@ export interface PermissionRequest {
   args: Record<string, unknown>;
   sessionId: string;
   /**
-   * The turn that made the call. A call made outside any turn (a TaskFlow step) names its origin
-   * instead: `taskflow:<flow id>:<step index>`; its approval is not continued by the agent.
+   * The turn that made the call. A call made outside any turn names its origin instead (outsideTurnId:
+   * `taskflow:<flow id>:<step index>`, `skill:<skill id>:<run id>`, `mcp:<client>:<call>`); its approval
+   * is not continued by the agent.
    */
   turnId: string;
 }
 
-/** The turn id of a call made by a TaskFlow step, not by a turn of the conversation. */
-export const OUTSIDE_TURN_PREFIX = 'taskflow:';
-export const taskflowTurnId = (flowId: string, step: number): string => `${OUTSIDE_TURN_PREFIX}${flowId}:${step}`;
+/** Where a tool call made outside a conversation turn comes from. */
+export type OutsideTurnOrigin = 'taskflow' | 'skill' | 'mcp';
+const OUTSIDE_TURN = /^(taskflow|skill|mcp):/;
+
+/** The turn id of a call made by a TaskFlow step, a skill run or an MCP client, not by a turn of the conversation. */
+export const outsideTurnId = (origin: OutsideTurnOrigin, ...parts: (string | number)[]): string => `${origin}:${parts.join(':')}`;
+export const taskflowTurnId = (flowId: string, step: number): string => outsideTurnId('taskflow', flowId, step);
+/** True for a turn id made by outsideTurnId: nobody's conversation waits on it. */
+export const isOutsideTurn = (turnId: string): boolean => OUTSIDE_TURN.test(turnId);
 
 export type PermissionDecision =
   | { verdict: 'allow' }
