@@ -149,7 +149,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   const pinned = settings.server.host === SettingsSchema.properties.server.properties.host.default ? null : settings.server.host;
   const listener = new HttpListener({ hosts: [settings.server.host], port: settings.server.port, pinnedHost: pinned, logger: logger.child({ part: 'listener' }) });
   const connections = new ConnectionRegistry(agent.sessions);
-  const core: CorePorts = { memory: agent.memory, memoryReplica: memory.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices, conversations: agent, connections, credentials: credentials.check, pairing: pairingClaims };
+  const core: CorePorts = { memory: agent.memory, memoryReplica: memory.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices, conversations: agent, connections, credentials: credentials.check, pairing: pairingClaims, secrets: context.scrubber };
   const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core, listener }, settings);
   parts.push(...contributed.parts);
   if (contributed.devices) devices.use(contributed.devices);

@@ -56,6 +56,14 @@ export interface CorePorts {
   credentials: CredentialCheck;
   /** Claims and revokes pairing tokens (the pairing capability gives them; refused until it does). */
   pairing: PairingClaims;
+  /** Removes every encoding of every vault secret (the tool runner's and the log's scrubber): for tool results a capability hands out itself. */
+  secrets: SecretRedactor;
+}
+
+/** What the brain's secret scrubber offers a capability (daemon/agent/tools/secret-scrubber.ts). */
+export interface SecretRedactor {
+  scrub(text: string): string;
+  scrubValue<T>(value: T): T;
 }
 
 /** Looks up one presented bearer credential; undefined when no verifier knows it. */
