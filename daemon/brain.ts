@@ -37,6 +37,8 @@ import { sessionRoutes } from './ws/session-routes';
 import { ConnectionRegistry } from './ws/connection-registry';
 import { dashboardRoutes } from './http/dashboard-routes';
 import { HttpListener } from './http/listener';
+import { AuditLog } from './audit/audit-log';
+import { auditRoutes } from './audit/audit-routes';
 
 export interface BrainContext {
   home: string;
@@ -93,6 +95,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   const secrets = vaultSecrets(vault, [context.apiToken]);
   context.scrubber.use(secrets);
 
+  const audit = new AuditLog(store, () => clock.now());
   const bus = EventBus.logged<BrainEvent>(logger, 'brain event');
   const tools = new ToolRegistry();
   const devices = new DeviceSlot();
@@ -149,7 +152,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   const pinned = settings.server.host === SettingsSchema.properties.server.properties.host.default ? null : settings.server.host;
   const listener = new HttpListener({ hosts: [settings.server.host], port: settings.server.port, pinnedHost: pinned, logger: logger.child({ part: 'listener' }) });
   const connections = new ConnectionRegistry(agent.sessions);
-  const core: CorePorts = { memory: agent.memory, memoryReplica: memory.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices, conversations: agent, connections, credentials: credentials.check, pairing: pairingClaims, secrets: context.scrubber };
+  const core: CorePorts = { memory: agent.memory, memoryReplica: memory.memory, relevanceFloor: settings.memory.search.relevance_floor, identity, devices, conversations: agent, connections, credentials: credentials.check, pairing: pairingClaims, secrets: context.scrubber, audit };
   const contributed = await createCapabilities(capabilities, { home, store, vault, bus, logger, metrics: metrics.registry, clock, tools, permissions, core, listener }, settings);
   parts.push(...contributed.parts);
   if (contributed.devices) devices.use(contributed.devices);
@@ -168,7 +171,7 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
     lifecycle,
     bodyLimit: settings.server.body_limit_bytes,
     timeouts: { requestMs: settings.server.request_timeout_ms, headersMs: Math.min(settings.server.headers_timeout_ms, settings.server.request_timeout_ms) },
-    routes: [memoryRoutes(memory), providerRoutes({ keys: providers.keys, models: providers.models, scrubber: context.scrubber }), dashboardRoutes({ agent, identity }), ...routePlugins(contributed.routes)],
+    routes: [memoryRoutes(memory), providerRoutes({ keys: providers.keys, models: providers.models, scrubber: context.scrubber }), dashboardRoutes({ agent, identity }), ...routePlugins([auditRoutes(audit)]), ...routePlugins(contributed.routes)],
     // Paired phones and browsers (device principals, docs/pairing.md) open sessions too.
     sockets: [
       sessionRoutes({ sessions: agent.sessions, logger: logger.child({ part: 'ws' }), options: { heartbeatMs: ws.heartbeat_ms, maxBufferedBytes: ws.max_buffered_bytes }, principals: ['admin', 'device'], registry: connections }),

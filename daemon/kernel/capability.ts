@@ -14,7 +14,7 @@ import type { MetricsRegistry } from './metrics';
 import type { Part } from './parts';
 import type { ListenerPort } from './listener';
 import type { PermissionPlane } from './permissions';
-import type { AgentMemory, ClientConnections, DeviceDirectory, IdentityDocuments, MemoryJournal, MemoryReplicaPort, PairingClaims } from './ports';
+import type { AgentMemory, AuditTrail, ClientConnections, DeviceDirectory, IdentityDocuments, MemoryJournal, MemoryReplicaPort, PairingClaims } from './ports';
 import type { Tool } from './tool';
 import type { ToolRegistry } from './tool-registry';
 
@@ -58,6 +58,8 @@ export interface CorePorts {
   pairing: PairingClaims;
   /** Removes every encoding of every vault secret (the tool runner's and the log's scrubber): for tool results a capability hands out itself. */
   secrets: SecretRedactor;
+  /** The audit log: record a decision that weakens a safeguard (an unsigned install) before acting on it. */
+  audit: AuditTrail;
 }
 
 /** What the brain's secret scrubber offers a capability (daemon/agent/tools/secret-scrubber.ts). */

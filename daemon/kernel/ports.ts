@@ -248,3 +248,19 @@ export class PairingSlot implements PairingClaims {
     return this.inner === null ? Promise.resolve(false) : this.inner.revoke(deviceId);
   }
 }
+
+/** One entry of the audit log (daemon/audit/audit-log.ts). */
+export interface AuditRecord {
+  /** Lower snake case: `unsigned_install`. */
+  readonly tag: string;
+  /** Who decided: a principal id (`admin`, `device:<id>`). */
+  readonly actor: string;
+  /** What it was about: `skill:<id>@<version>`. */
+  readonly subject: string;
+  readonly details?: unknown;
+}
+
+/** The brain's audit log: an entry is durable once the promise resolves (record it before acting). */
+export interface AuditTrail {
+  record(entry: AuditRecord): Promise<number>;
+}
