@@ -25,12 +25,13 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   skills: ['protocol'],
   // Signed manifests, publisher keys and detached signatures (docs/signing.md): pure, no brain.
   signing: ['protocol', 'mesh'],
-  daemon: ['protocol', 'mesh', 'sync', 'signing'],
+  // The brain runs skills (skills/: the sandbox and its pool) through its skills capability.
+  daemon: ['protocol', 'mesh', 'sync', 'signing', 'skills'],
   'node-agent': ['protocol', 'mesh', 'sync'],
   // The reference phone-bridge client is bundled on its own for app developers: the wire contract and
   // the pairing helpers only.
   'phone-bridge': ['protocol', 'mesh'],
-  cli: ['protocol', 'mesh', 'sync', 'signing'],
+  cli: ['protocol', 'mesh', 'sync', 'signing', 'skills'],
   web: ['protocol'],
 };
 
