@@ -9,6 +9,9 @@ export const SKILL_ID_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
 export const SEMVER_PATTERN = '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$';
 /** A plain .js file name inside the skill directory: no folder, no leading dot. */
 export const ENTRY_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]*\\.js$';
+/** A file of a skill: a plain name right inside its directory (no folder, no leading dot). */
+export const SKILL_FILE_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]*$';
+export const MAX_SKILL_FILES = 32;
 /** A hostname, or `*.` and a domain for every name below it. */
 export const HOST_PATTERN = '^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\\.?$|^[0-9a-fA-F:.]+$';
 
@@ -43,7 +46,8 @@ export type SkillTrigger = Static<typeof SkillTrigger>;
 
 export const SkillManifest = Type.Object(
   {
-    id: Type.String({ pattern: SKILL_ID_PATTERN, maxLength: 64 }),
+    /** At most 58 characters, so the skill's tool name `skill_<id>` fits the registry's 64. */
+    id: Type.String({ pattern: SKILL_ID_PATTERN, maxLength: 58 }),
     name: Type.String({ minLength: 1, maxLength: 120 }),
     version: Type.String({ pattern: SEMVER_PATTERN, maxLength: 64 }),
     description: Type.String({ maxLength: 2000 }),
@@ -52,7 +56,110 @@ export const SkillManifest = Type.Object(
     params: Type.Object({ type: Type.Literal('object') }, { additionalProperties: true }),
     permissions: SkillPermissions,
     triggers: Type.Array(SkillTrigger, { minItems: 1, maxItems: 16 }),
+    /**
+     * The hex SHA-256 of every file of the skill besides manifest.json and manifest.signed.json, the
+     * entry included. Required for a signed skill: the signature covers the manifest, and through these
+     * digests the code (docs/skills.md "Signing a skill").
+     */
+    files: Type.Optional(Type.Record(Type.String({ pattern: SKILL_FILE_PATTERN, maxLength: 128 }), Type.String({ pattern: '^[0-9a-f]{64}$' }), { maxProperties: MAX_SKILL_FILES })),
   },
   { additionalProperties: false },
 );
 export type SkillManifest = Static<typeof SkillManifest>;
+
+/** Skill status (spec 2.8 observes `active`; docs/skills.md "Status"): running on triggers and as a tool, turned off by the user, or broken on disk. */
+export const SKILL_STATUSES = ['active', 'disabled', 'error'] as const;
+export type SkillStatus = (typeof SKILL_STATUSES)[number];
+
+/** Spec 2.8. */
+export const SkillListItem = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    version: Type.String(),
+    status: Type.Union(SKILL_STATUSES.map((s) => Type.Literal(s))),
+  },
+  { additionalProperties: false },
+);
+export type SkillListItem = Static<typeof SkillListItem>;
+export const SkillList = Type.Object({ skills: Type.Array(SkillListItem) }, { additionalProperties: false });
+
+/** How a skill run ended (a run outcome as the API and CLI report it). */
+export const SkillRunView = Type.Object(
+  {
+    run_id: Type.String(),
+    trigger: Type.String(),
+    started_at: Type.Number(),
+    /** ok; killed (kill says why); held: a tool call waits for approval request_id. */
+    status: Type.Union([Type.Literal('ok'), Type.Literal('killed'), Type.Literal('held')]),
+    result: Type.Optional(Type.Unknown()),
+    kill: Type.Optional(Type.Union([Type.Literal('timeout'), Type.Literal('memory'), Type.Literal('error'), Type.Literal('policy')])),
+    message: Type.Optional(Type.String()),
+    request_id: Type.Optional(Type.String()),
+    logs: Type.Optional(Type.Array(Type.String())),
+    duration_ms: Type.Number(),
+  },
+  { additionalProperties: false },
+);
+export type SkillRunView = Static<typeof SkillRunView>;
+
+/** GET /api/skills/:id (spec 4.3: the manifest and status). */
+export const SkillDetail = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    version: Type.String(),
+    status: Type.Union(SKILL_STATUSES.map((s) => Type.Literal(s))),
+    manifest: Type.Unknown(),
+    /** builtin (ships with svc), path or url. */
+    source: Type.String(),
+    /** The key id of the publisher whose signature was verified; null for builtin and unsigned skills. */
+    signed_by: Type.Union([Type.String(), Type.Null()]),
+    unsigned: Type.Boolean(),
+    /** Why the status is error. */
+    error: Type.Union([Type.String(), Type.Null()]),
+    /** The tool the agent calls it by. */
+    tool: Type.String(),
+    installed_at: Type.Number(),
+    recent_runs: Type.Array(SkillRunView),
+  },
+  { additionalProperties: false },
+);
+export type SkillDetail = Static<typeof SkillDetail>;
+
+export const SkillIdParams = Type.Object({ id: Type.String({ pattern: SKILL_ID_PATTERN, maxLength: 58 }) }, { additionalProperties: false });
+
+/** POST /api/skills/install: exactly one of path and url. */
+export const SkillInstallBody = Type.Object(
+  {
+    /** An absolute path on the brain's machine: a skill directory or a .tar.gz of one. */
+    path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    /** A .tar.gz of a skill directory over https (http only to loopback). */
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    /** The archive's expected hex SHA-256 (a registry download gives it). */
+    sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+    /** The archive's detached signature (signing/detached.ts: {alg, sha256, key_id, sig}), checked against the key pinned for its key_id. */
+    signature: Type.Optional(Type.Unknown()),
+    /** Admit a skill without manifest.signed.json; audited as unsigned_install. */
+    allow_unsigned: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type SkillInstallBody = Static<typeof SkillInstallBody>;
+
+export const SkillInstallResult = Type.Object(
+  {
+    skill: SkillListItem,
+    signed_by: Type.Union([Type.String(), Type.Null()]),
+    unsigned: Type.Boolean(),
+    /** The version this install replaced, when it was an upgrade. */
+    upgraded_from: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type SkillInstallResult = Static<typeof SkillInstallResult>;
+
+export const SkillExecuteBody = Type.Object({ params: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }, { additionalProperties: false });
+export type SkillExecuteBody = Static<typeof SkillExecuteBody>;
+
+export const SkillRemoved = Type.Object({ id: Type.String(), removed: Type.Literal(true) }, { additionalProperties: false });
