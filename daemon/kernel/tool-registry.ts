@@ -4,17 +4,41 @@
 // a session can re-offer the list). Each tool's argument schema is compiled once, so checking a
 // model's arguments costs microseconds per call (the turn-overhead budget, bench/sections/agent.mjs);
 // it is compiled on the tool's first call, not at registration: most tools are never called in a given
-// run, and compiling all of them at start cost start-up time and idle memory.
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import type { TSchema } from '@sinclair/typebox';
+// run, and compiling all of them at start cost start-up time and idle memory. Tools that come from
+// outside (a skill's params, an MCP server's inputSchema) bring plain JSON Schema rather than TypeBox:
+// those are checked by Ajv, which the HTTP layer loads anyway.
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { Kind, type TSchema } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
 import type { ToolSpec } from './conversation';
 import type { Tool } from './tool';
 
 interface Entry {
   owner: string;
   tool: Tool;
-  /** The compiled argument check, made on first use. */
-  check?: TypeCheck<TSchema>;
+  /** The compiled argument check, made on first use: the problems of a value, empty when valid. */
+  check?: (args: unknown) => string[];
+}
+
+const MAX_PROBLEMS = 5;
+let ajv: Ajv | undefined;
+
+/** A check for a TypeBox schema (compiled by TypeBox) or a plain JSON Schema (compiled by Ajv). */
+function compileCheck(schema: TSchema): (args: unknown) => string[] {
+  if (Kind in schema) {
+    const check = TypeCompiler.Compile(schema);
+    return (args) => (check.Check(args) ? [] : [...check.Errors(args)].slice(0, MAX_PROBLEMS).map((e) => `${e.path || '/'}: ${e.message}`));
+  }
+  ajv ??= new Ajv({ allErrors: true, strict: false, validateSchema: false });
+  let validate: ReturnType<Ajv['compile']>;
+  try {
+    validate = ajv.compile(schema);
+  } catch (err) {
+    // A schema that does not compile (a broken MCP server's) refuses every call instead of failing the turn.
+    const message = `the tool's parameter schema is not valid JSON Schema: ${(err as Error).message}`;
+    return () => [message];
+  }
+  return (args) => (validate(args) ? [] : (validate.errors ?? []).slice(0, MAX_PROBLEMS).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}`));
 }
 
 export type ToolChange = { kind: 'added' | 'removed'; owner: string; name: string };
@@ -92,14 +116,8 @@ export class ToolRegistry {
   problems(name: string, args: unknown): string[] {
     const entry = this.entries.get(name);
     if (!entry) return [`unknown tool ${name}`];
-    const check = (entry.check ??= TypeCompiler.Compile(entry.tool.spec.parameters));
-    if (check.Check(args)) return [];
-    const out: string[] = [];
-    for (const e of check.Errors(args)) {
-      out.push(`${e.path || '/'}: ${e.message}`);
-      if (out.length >= 5) break;
-    }
-    return out;
+    const check = (entry.check ??= compileCheck(entry.tool.spec.parameters));
+    return check(args);
   }
 
   private changed(change: ToolChange): void {

@@ -115,3 +115,19 @@ void test('a tool\'s argument schema is compiled on its first check, not at regi
   assert.deepEqual(registry.names(), ['lazy_tool']);
   assert.throws(() => registry.problems('lazy_tool', {}));
 });
+
+void test('a plain JSON Schema (a skill\'s params, an MCP tool\'s inputSchema) is checked by Ajv; one that does not compile refuses every call', () => {
+  const plain = { type: 'object', properties: { value: { type: 'number' }, unit: { type: 'string', enum: ['m', 'ft'] } }, required: ['value'], additionalProperties: false };
+  const registry = new ToolRegistry()
+    .register('skill:convert', defineTool({ spec: { name: 'skill_convert', description: 'plain schema', parameters: Type.Unsafe(plain) }, safety: 'passive', run: () => Promise.resolve({ summary: 'ok' }) }))
+    .register('mcp:bad', defineTool({ spec: { name: 'mcp_bad_tool', description: 'broken schema', parameters: Type.Unsafe({ type: 'object', properties: { a: { type: 'no-such-type' } } }) }, safety: 'passive', run: () => Promise.resolve({ summary: 'ok' }) }));
+  // Type.Unsafe carries TypeBox's Kind; an outside schema does not: strip it as a parsed schema would be.
+  const entry = registry.get('skill_convert')!;
+  Object.defineProperty(entry.spec, 'parameters', { value: plain });
+  Object.defineProperty(registry.get('mcp_bad_tool')!.spec, 'parameters', { value: { type: 'object', properties: { a: { type: 'no-such-type' } } } });
+  assert.deepEqual(registry.problems('skill_convert', { value: 3, unit: 'm' }), []);
+  assert.deepEqual(registry.problems('skill_convert', { unit: 'yd', extra: 1 }), ['/: must have required property \'value\'', '/: must NOT have additional properties', '/unit: must be equal to one of the allowed values']);
+  const bad = registry.problems('mcp_bad_tool', { a: 1 });
+  assert.equal(bad.length, 1);
+  assert.match(bad[0]!, /not valid JSON Schema/);
+});
