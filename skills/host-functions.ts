@@ -3,7 +3,8 @@
 // promises settled when the host's promise settles. Every value crosses the boundary as JSON, through
 // the context's own JSON.parse/JSON.stringify captured before the skill runs (a skill that replaces
 // them changes nothing here). Sizes are bounded; a policy refusal is recorded on the run state, which
-// ends the run as a `policy` kill however the skill handles the rejection.
+// ends the run as a `policy` kill however the skill handles the rejection, and a tool call the
+// permission plane holds for approval (ApprovalPending) ends it the same way as a held run.
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
 
 export const MAX_LOG_LINES = 200;
@@ -12,6 +13,9 @@ export const MAX_RESULT_BYTES = 256 * 1024;
 /** Host calls (http, tools) a skill may have awaiting at once. */
 export const MAX_PENDING_CALLS = 16;
 export const LOG_TRUNCATED = '[log truncated]';
+/** A run's limits when it names none (docs/skills.md "Limits"); here so that a light module can read them. */
+export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_WALL_MS = 5000;
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -40,12 +44,36 @@ export class PolicyRefusal extends Error {
   override name = 'PolicyRefusal';
 }
 
+/**
+ * A tool call the permission plane holds until the user decides (daemon/kernel/permissions.ts, verdict
+ * `pending`). The run ends as held, not as a kill, whatever the skill does with the rejection: its
+ * embedder runs it again once the request is answered.
+ */
+export class ApprovalPending extends Error {
+  override name = 'ApprovalPending';
+  constructor(
+    readonly requestId: string,
+    readonly tool: string,
+    message = `call_tool: "${tool}" is held for approval (request ${requestId})`,
+  ) {
+    super(message);
+  }
+}
+
+/** The held call of a run that ended waiting for an approval. */
+export interface HeldCall {
+  requestId: string;
+  tool: string;
+}
+
 /** What the host functions share with the run loop of skills/sandbox.ts. */
 export interface RunState {
   logs: string[];
   logBytes: number;
   /** The first policy refusal, which decides the kill. */
   policy: string | null;
+  /** The first call held for approval, which ends the run as held (a policy refusal wins over it). */
+  held: { call: HeldCall; message: string } | null;
   /** A failure of the host itself while answering the skill (e.g. the answer did not fit). */
   hostError: string | null;
   result: { json: string } | null;
@@ -56,7 +84,7 @@ export interface RunState {
 }
 
 export function newRunState(): RunState {
-  return { logs: [], logBytes: 0, policy: null, hostError: null, result: null, pending: new Set(), wake: () => undefined, closed: false };
+  return { logs: [], logBytes: 0, policy: null, held: null, hostError: null, result: null, pending: new Set(), wake: () => undefined, closed: false };
 }
 
 /** The context's own JSON functions, captured before any skill code runs. */
@@ -169,6 +197,9 @@ function hostCall(context: QuickJSContext, json: VmJson, state: RunState, work: 
     state.pending.delete(deferred);
     if (value instanceof PolicyRefusal) {
       state.policy ??= value.message;
+      deferred.dispose();
+    } else if (value instanceof ApprovalPending) {
+      state.held ??= { call: { requestId: value.requestId, tool: value.tool }, message: value.message };
       deferred.dispose();
     } else answer(context, json, state, deferred, ok, value);
     state.wake();

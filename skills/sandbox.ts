@@ -2,8 +2,9 @@
 // WebAssembly, one fresh runtime and context per run, disposed after. The source is evaluated as a
 // script; when it defines a function `main`, `main(params)` is called and its result awaited, otherwise
 // the script's last expression is (awaited when it is a promise). `set_result(value)` wins over either.
-// Every run ends as a result or as one of four kills: timeout (the wall time, host waits included),
-// memory, error (anything thrown) and policy (a host refusal, whatever the skill did with it).
+// Every run ends as a result, as one of four kills: timeout (the wall time, host waits included),
+// memory, error (anything thrown) and policy (a host refusal, whatever the skill did with it), or held:
+// a tool call waits for the user's approval (ApprovalPending), which ends the run without a kill.
 //
 // Memory: this QuickJS build has no malloc_usable_size, so its own malloc limit only refuses single
 // allocations larger than the limit and counts 8 bytes for every other block. The limit is therefore
@@ -12,10 +13,9 @@
 // past that.
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import releaseSync from '@jitl/quickjs-wasmfile-release-sync';
-import { MAX_RESULT_BYTES, captureJson, installHostFunctions, newRunState, toVm, type RunState, type SkillHost, type VmJson } from './host-functions';
+import { DEFAULT_MEMORY_BYTES, DEFAULT_WALL_MS, MAX_RESULT_BYTES, captureJson, installHostFunctions, newRunState, toVm, type HeldCall, type RunState, type SkillHost, type VmJson } from './host-functions';
 
-export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
-export const DEFAULT_WALL_MS = 5000;
+export { DEFAULT_MEMORY_BYTES, DEFAULT_WALL_MS } from './host-functions';
 /** The cap of the one WebAssembly memory all runs of the process share. */
 export const WASM_HEAP_MAX_BYTES = 512 * 1024 * 1024;
 const WASM_PAGE = 64 * 1024;
@@ -27,7 +27,11 @@ const MAX_MESSAGE = 1000;
 
 export const KILL_REASONS = ['timeout', 'memory', 'error', 'policy'] as const;
 export type KillReason = (typeof KILL_REASONS)[number];
-export type SkillOutcome = { ok: true; result: unknown; logs: string[] } | { ok: false; kill: KillReason; message: string; logs: string[] };
+/** How a run ended. `kill` and `held` never come together (each side declares the other absent, so `out.kill` reads on any failure). */
+export type SkillOutcome =
+  | { ok: true; result: unknown; logs: string[] }
+  | { ok: false; kill: KillReason; held?: never; message: string; logs: string[] }
+  | { ok: false; held: HeldCall; kill?: never; message: string; logs: string[] };
 export interface SkillLimits {
   memoryBytes?: number;
   wallMs?: number;
@@ -39,14 +43,26 @@ export interface SkillRun {
   host: SkillHost;
 }
 
+interface WasmMemory {
+  buffer: ArrayBuffer;
+}
 let quickjs: Promise<QuickJSWASMModule> | undefined;
+let heap: WasmMemory | undefined;
 /** Node's WebAssembly, which the ES2023 lib this project compiles against does not declare. */
-const wasm = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => object } }).WebAssembly;
+const wasm = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory } }).WebAssembly;
 
 /** The QuickJS module, loaded on the first run and kept for the process. */
 function quickjsModule(): Promise<QuickJSWASMModule> {
-  quickjs ??= newQuickJSWASMModuleFromVariant(newVariant(releaseSync, { wasmMemory: new wasm.Memory({ initial: 256, maximum: WASM_HEAP_MAX_BYTES / WASM_PAGE }) }));
+  if (quickjs === undefined) {
+    heap = new wasm.Memory({ initial: 256, maximum: WASM_HEAP_MAX_BYTES / WASM_PAGE });
+    quickjs = newQuickJSWASMModuleFromVariant(newVariant(releaseSync, { wasmMemory: heap }));
+  }
   return quickjs;
+}
+
+/** Bytes of WebAssembly memory the sandbox holds in this thread: it grows with the runs and never shrinks (0 before the first run). */
+export function wasmHeapBytes(): number {
+  return heap?.buffer.byteLength ?? 0;
 }
 
 interface Guard {
@@ -100,12 +116,12 @@ async function runInContext(runtime: QuickJSRuntime, run: SkillRun, state: RunSt
   }
 }
 
-/** Interrupts at the deadline, on a policy refusal, and when the sampled memory passes the limit. */
+/** Interrupts at the deadline, on a policy refusal or a held call, and when the sampled memory passes the limit. */
 function interruptWhen(runtime: QuickJSRuntime, state: RunState, guard: Guard): () => boolean {
   let nextSample = 0;
   return () => {
     const now = Date.now();
-    if (now > guard.deadline || state.policy !== null) return true;
+    if (now > guard.deadline || state.policy !== null || state.held !== null) return true;
     if (now < nextSample) return false;
     nextSample = now + MEMORY_SAMPLE_MS;
     guard.memoryExceeded ||= memoryUsed(runtime) > guard.memoryBytes;
@@ -125,7 +141,7 @@ async function execute(context: QuickJSContext, json: VmJson, run: SkillRun, sta
   const entry = callMain(context, json, evaluated.value, run.params);
   if (entry.error) return failure(context, entry.error, state, guard);
   const settled = await settle(context, entry.value, state, guard);
-  if ('kill' in settled) return { ok: false, kill: settled.kill, message: settled.message, logs: state.logs };
+  if ('message' in settled) return stopped(settled, state);
   if (settled.error) return failure(context, settled.error, state, guard);
   return success(context, json, settled.value, state, guard);
 }
@@ -148,7 +164,9 @@ function callMain(context: QuickJSContext, json: VmJson, completion: QuickJSHand
   }
 }
 
-type Settled = Step | { kill: 'timeout' | 'policy' | 'error'; message: string };
+/** What ends a run before its entry settles: a kill the run loop decides, or a held call. */
+type Stop = { kill: 'timeout' | 'policy' | 'error'; message: string } | { held: HeldCall; message: string };
+type Settled = Step | Stop;
 
 /** Runs the VM's jobs until the entry's promise settles, waiting on host calls within the wall time. */
 async function settle(context: QuickJSContext, entry: QuickJSHandle, state: RunState, guard: Guard): Promise<Settled> {
@@ -165,10 +183,15 @@ async function settle(context: QuickJSContext, entry: QuickJSHandle, state: RunS
   }
 }
 
-function hostStop(state: RunState): Settled | null {
+function hostStop(state: RunState): Stop | null {
   if (state.policy !== null) return { kill: 'policy', message: state.policy };
+  if (state.held !== null) return { held: state.held.call, message: state.held.message };
   if (state.hostError !== null) return { kill: 'error', message: state.hostError };
   return null;
+}
+
+function stopped(stop: Stop, state: RunState): SkillOutcome {
+  return 'held' in stop ? { ok: false, held: stop.held, message: stop.message, logs: state.logs } : { ok: false, kill: stop.kill, message: stop.message, logs: state.logs };
 }
 
 /** Waits for a host call to settle; false when the deadline came first. */
@@ -185,7 +208,7 @@ function hostSettledBefore(state: RunState, deadline: number): Promise<boolean> 
 
 function success(context: QuickJSContext, json: VmJson, value: QuickJSHandle, state: RunState, guard: Guard): SkillOutcome {
   const stop = hostStop(state);
-  if (stop && 'kill' in stop) return (value.dispose(), { ok: false, kill: stop.kill, message: stop.message, logs: state.logs });
+  if (stop) return (value.dispose(), stopped(stop, state));
   if (guard.memoryExceeded) return (value.dispose(), { ok: false, kill: 'memory', message: memoryMessage(guard, ''), logs: state.logs });
   // A value whose JSON throws (a cycle, a BigInt, a throwing toJSON) ends as an error like any throw.
   const stringified = state.result ? undefined : context.callFunction(json.stringify, context.undefined, value);
@@ -203,7 +226,7 @@ function failure(context: QuickJSContext, error: QuickJSHandle, state: RunState,
   const thrown = describe(context.dump(error));
   error.dispose();
   const stop = hostStop(state);
-  if (stop && 'kill' in stop) return { ok: false, kill: stop.kill, message: stop.message, logs: state.logs };
+  if (stop) return stopped(stop, state);
   const kill = killOf(thrown, guard);
   const message = kill === 'timeout' ? timeoutMessage(guard) : kill === 'memory' ? memoryMessage(guard, thrown.message) : `${thrown.name}: ${thrown.message}`;
   return { ok: false, kill, message: message.slice(0, MAX_MESSAGE), logs: state.logs };

@@ -1,12 +1,13 @@
-// skills/sandbox.ts: each way a run ends (result, timeout, memory, error, policy), the entry
+// skills/sandbox.ts: each way a run ends (result, timeout, memory, error, policy, held), the entry
 // conventions (main(params), the last expression, set_result), host promises awaited inside the wall
 // time, no timers or modules in the context, and a property: any source either runs or ends with one
 // of the four kills, never throwing out of runSkill and never hanging past its wall time.
+// A tool call held for approval ends the run as held (not a kill), whatever the skill does after.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { KILL_REASONS, runSkill, type SkillOutcome } from '../../skills/sandbox';
-import { PolicyRefusal, type SkillHost } from '../../skills/host-functions';
+import { ApprovalPending, PolicyRefusal, type SkillHost } from '../../skills/host-functions';
 
 const host = (over: Partial<SkillHost> = {}): SkillHost => ({
   tools: ['echo'],
@@ -107,6 +108,28 @@ test('an egress refusal is a policy kill; another network failure is catchable',
   assert.deepEqual(await run('async function main() { try { await http_get("https://x.example.com") } catch (e) { return e.message } }', 1000, failing), { ok: true, result: 'ECONNRESET', logs: [] });
 });
 
+test('a tool call held for approval ends the run as held, not a kill, whatever the skill does after', async () => {
+  // Settled promises (not async functions), so both answers of the last source arrive before the skill resumes.
+  const holding = host({ tools: ['echo', 'hold'], callTool: (name, args) => (name === 'hold' ? Promise.reject(new ApprovalPending('req-1', name)) : Promise.resolve({ name, args })) });
+  const sources = [
+    'async function main() { await call_tool("hold", {}); return 1 }',
+    'async function main() { try { await call_tool("hold", {}) } catch (e) { log("caught", e.message) } return 2 }',
+    'async function main() { call_tool("hold", {}).catch(() => 0); set_result(3); await http_get("https://a.example.com") }',
+    // The held answer arrives with another one: the skill runs on (a loop) until the interrupt stops it.
+    'async function main() { const a = call_tool("echo", {}); call_tool("hold", {}).catch(() => 0); await a; for (;;) {} }',
+  ];
+  for (const source of sources) {
+    const out = await endsWithin(5 * 200, run(source, 5000, holding));
+    assert.deepEqual(out, { ok: false, held: { requestId: 'req-1', tool: 'hold' }, message: 'call_tool: "hold" is held for approval (request req-1)', logs: [] }, source);
+  }
+});
+
+test('a policy refusal wins over a held call in the same run', async () => {
+  const holding = host({ callTool: async (name) => Promise.reject(new ApprovalPending('req-2', name)) });
+  const out = await run('async function main() { await Promise.allSettled([call_tool("echo", {}), call_tool("shell", {})]) }', 1000, holding);
+  assert.equal(out.ok ? null : out.kill, 'policy');
+});
+
 test('waiting on a slow host call counts against the wall time', async () => {
   const slow = host({ callTool: () => new Promise((resolve) => setTimeout(() => resolve(1), 2000).unref()) });
   const out = await endsWithin(5 * 200, run('async function main() { return await call_tool("echo", {}) }', 200, slow));
@@ -129,7 +152,7 @@ test('property: any source runs or ends with one of the four kills, within its w
   await fc.assert(
     fc.asyncProperty(source, async (src) => {
       const out = await endsWithin(5 * 200 + 500, run(src, 200));
-      assert.ok(out.ok || (KILL_REASONS as readonly string[]).includes(out.kill), JSON.stringify(out));
+      assert.ok(out.ok || (KILL_REASONS as readonly unknown[]).includes(out.kill), JSON.stringify(out));
     }),
     { numRuns: 50 },
   );
