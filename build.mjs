@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles the CLI (which contains the brain) and the node-agent with esbuild, and compiles tests.
-//   node build.mjs             dist/svc.mjs, dist/node-agent.mjs, dist/phone-bridge.mjs, dist/*.wasm
+//   node build.mjs             dist/svc.mjs, dist/node-agent.mjs, dist/phone-bridge.mjs, dist/sandbox-worker.mjs, dist/*.wasm
 //   node build.mjs --if-stale  the same, only when a source is newer than dist/svc.mjs
 //   node build.mjs --tests     every test/**/*.test.ts to .test-build/**/*.test.mjs
 // Native modules (serialport, node-ble, noble) are never bundled: they load at run time in node-agent.
@@ -69,7 +69,8 @@ async function buildDist() {
   };
   await build({
     ...common,
-    entryPoints: { svc: join(root, 'cli/main.ts'), 'node-agent': join(root, 'node-agent/main.ts') },
+    // The skill sandbox's worker thread (skills/sandbox-pool.ts finds it next to the chunks).
+    entryPoints: { svc: join(root, 'cli/main.ts'), 'node-agent': join(root, 'node-agent/main.ts'), 'sandbox-worker': join(root, 'skills/sandbox-worker.ts') },
     // Code loaded with import() gets chunks of its own (dist/chunk-*.mjs): `svc serve` never evaluates
     // the CLI's prompts, and the LLM SDKs load when a provider is first called (~3.6 MiB of idle RSS).
     // Chunks sit next to the entries, so __dirname (node-sqlite3-wasm's .wasm lookup) is dist/ in all.
@@ -77,6 +78,8 @@ async function buildDist() {
     chunkNames: 'chunk-[hash]',
   });
   copyFileSync(join(root, 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(dist, 'node-sqlite3-wasm.wasm'));
+  // QuickJS's loader (bundled into a chunk) reads new URL('emscripten-module.wasm', import.meta.url): dist/.
+  copyFileSync(join(root, 'node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm'), join(dist, 'emscripten-module.wasm'));
   // The reference phone-bridge client is one self-contained file (no chunks shared with svc), so an app
   // developer can copy dist/phone-bridge.mjs anywhere Node runs.
   await build({ ...common, entryPoints: { 'phone-bridge': join(root, 'phone-bridge/main.ts') } });
@@ -95,6 +98,20 @@ async function buildTests() {
     outdir: out,
     outbase: root,
     outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'inline',
+    define,
+    logLevel: 'warning',
+  });
+  // The sandbox worker for tests that start a SandboxPool: a few folders above every compiled test,
+  // where skills/sandbox-pool.ts looks for it. Its packages load from node_modules like the tests'.
+  await build({
+    entryPoints: [join(root, 'skills/sandbox-worker.ts')],
+    outfile: join(out, 'sandbox-worker.mjs'),
     bundle: true,
     platform: 'node',
     format: 'esm',
