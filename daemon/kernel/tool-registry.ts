@@ -23,9 +23,12 @@ interface Entry {
 const MAX_PROBLEMS = 5;
 let ajv: Ajv | undefined;
 
-/** A check for a TypeBox schema (compiled by TypeBox) or a plain JSON Schema (compiled by Ajv). */
+/**
+ * A check for a TypeBox schema (compiled by TypeBox) or a plain JSON Schema, bare or wrapped in
+ * Type.Unsafe (compiled by Ajv: TypeBox's compiler does not check an Unsafe schema's content).
+ */
 function compileCheck(schema: TSchema): (args: unknown) => string[] {
-  if (Kind in schema) {
+  if (Kind in schema && schema[Kind] !== 'Unsafe') {
     const check = TypeCompiler.Compile(schema);
     return (args) => (check.Check(args) ? [] : [...check.Errors(args)].slice(0, MAX_PROBLEMS).map((e) => `${e.path || '/'}: ${e.message}`));
   }

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Kind, Type } from '@sinclair/typebox';
+import { Kind, Type, type TSchema } from '@sinclair/typebox';
 import { ToolRegistry, type ToolChange } from '../../../daemon/kernel/tool-registry';
 import { defineTool, type Tool } from '../../../daemon/kernel/tool';
 
@@ -121,10 +121,9 @@ void test('a plain JSON Schema (a skill\'s params, an MCP tool\'s inputSchema) i
   const registry = new ToolRegistry()
     .register('skill:convert', defineTool({ spec: { name: 'skill_convert', description: 'plain schema', parameters: Type.Unsafe(plain) }, safety: 'passive', run: () => Promise.resolve({ summary: 'ok' }) }))
     .register('mcp:bad', defineTool({ spec: { name: 'mcp_bad_tool', description: 'broken schema', parameters: Type.Unsafe({ type: 'object', properties: { a: { type: 'no-such-type' } } }) }, safety: 'passive', run: () => Promise.resolve({ summary: 'ok' }) }));
-  // Type.Unsafe carries TypeBox's Kind; an outside schema does not: strip it as a parsed schema would be.
-  const entry = registry.get('skill_convert')!;
-  Object.defineProperty(entry.spec, 'parameters', { value: plain });
-  Object.defineProperty(registry.get('mcp_bad_tool')!.spec, 'parameters', { value: { type: 'object', properties: { a: { type: 'no-such-type' } } } });
+  // Bare, as parsed from JSON, too.
+  registry.register('mcp:bare', defineTool({ spec: { name: 'mcp_bare', description: 'bare schema', parameters: JSON.parse(JSON.stringify(plain)) as TSchema }, safety: 'passive', run: () => Promise.resolve({ summary: 'ok' }) }));
+  assert.deepEqual(registry.problems('mcp_bare', { value: 'x' }), ['/value: must be number']);
   assert.deepEqual(registry.problems('skill_convert', { value: 3, unit: 'm' }), []);
   assert.deepEqual(registry.problems('skill_convert', { unit: 'yd', extra: 1 }), ['/: must have required property \'value\'', '/: must NOT have additional properties', '/unit: must be equal to one of the allowed values']);
   const bad = registry.problems('mcp_bad_tool', { a: 1 });
