@@ -21,7 +21,6 @@ import { SqliteStore } from './store/sqlite-store';
 import { createMetrics, type Metrics } from './metrics/metrics';
 import { Vault } from './vault/vault';
 import { vaultMetrics } from './vault/vault-metrics';
-import { declareAwaitingCapabilities } from './metrics/awaiting-capabilities';
 import { createMemory } from './memory/create-memory';
 import { llmSummariser } from './memory/llm-summariser';
 import { memoryTools } from './memory/memory-tools';
@@ -85,7 +84,6 @@ export async function assembleBrain(context: BrainContext, capabilities: readonl
   const clock = context.clock ?? { now: Date.now };
   // Each part declares the metrics it emits; those of capabilities not built yet wait in one place.
   const metrics = createMetrics(settings.metrics.endpoint);
-  declareAwaitingCapabilities(metrics.registry);
   const store = new SqliteStore(join(home, 'brain.db'), { synchronous: settings.storage.synchronous, groupCommit: settings.storage.group_commit, logger: logger.child({ part: 'store' }) });
   const parts: Part[] = [{ name: 'store', stop: () => store.close() }];
 

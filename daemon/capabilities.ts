@@ -10,5 +10,6 @@ import { pairingCapability } from './pairing/pairing-capability';
 import { meshCapability } from './discovery/discovery-capability';
 import { hardwareCapability } from './hardware/hardware-capability';
 import { syncCapability } from './sync/sync-capability';
+import { publishersCapability } from './publishers/publishers-capability';
+import { skillsCapability } from './skills/skills-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability, hardwareCapability, syncCapability];

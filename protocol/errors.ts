@@ -46,3 +46,12 @@ export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
 /** One schema-validation problem, as carried in details.fields of a 400. */
 export const FieldError = Type.Object({ path: Type.String(), message: Type.String() });
 export type FieldError = Static<typeof FieldError>;
+
+/** Spec 7: the `error` of a 422 manifest verification failure. */
+export const UNVERIFIED_MANIFEST = 'UnverifiedManifest';
+
+/** Spec 7, 4.1: the body of a manifest verification failure (not the standard envelope). */
+export const UnverifiedManifestBody = Type.Object(
+  { error: Type.Literal(UNVERIFIED_MANIFEST), reason: Type.String(), message: Type.String() },
+  { additionalProperties: false },
+);

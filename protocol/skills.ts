@@ -84,6 +84,9 @@ export const SkillListItem = Type.Object(
 export type SkillListItem = Static<typeof SkillListItem>;
 export const SkillList = Type.Object({ skills: Type.Array(SkillListItem) }, { additionalProperties: false });
 
+/** Why the sandbox stopped a run (spec 4.12 svc_sandbox_kills_total{reason}). */
+export const SKILL_KILL_REASONS = ['timeout', 'memory', 'error', 'policy'] as const;
+
 /** How a skill run ended (a run outcome as the API and CLI report it). */
 export const SkillRunView = Type.Object(
   {
@@ -93,7 +96,7 @@ export const SkillRunView = Type.Object(
     /** ok; killed (kill says why); held: a tool call waits for approval request_id. */
     status: Type.Union([Type.Literal('ok'), Type.Literal('killed'), Type.Literal('held')]),
     result: Type.Optional(Type.Unknown()),
-    kill: Type.Optional(Type.Union([Type.Literal('timeout'), Type.Literal('memory'), Type.Literal('error'), Type.Literal('policy')])),
+    kill: Type.Optional(Type.Union(SKILL_KILL_REASONS.map((r) => Type.Literal(r)))),
     message: Type.Optional(Type.String()),
     request_id: Type.Optional(Type.String()),
     logs: Type.Optional(Type.Array(Type.String())),

@@ -5,8 +5,8 @@
 // internal message; 4xx are logged compactly and rate-limited (client-error-log.ts).
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_CODES, type ErrorCode, type ErrorEnvelope, type FieldError } from '../../protocol/errors';
-import { AppError } from '../kernel/errors';
+import { ERROR_CODES, UNVERIFIED_MANIFEST, type ErrorCode, type ErrorEnvelope, type FieldError } from '../../protocol/errors';
+import { AppError, UnverifiedManifestError } from '../kernel/errors';
 import type { ClientErrorLog } from './client-error-log';
 import { maxParamLength } from './request-parsing';
 
@@ -93,6 +93,11 @@ export function clientErrorHandler(log: ClientErrorLog): (err: NodeJS.ErrnoExcep
 
 export function installErrorHandlers(app: FastifyInstance, log: ClientErrorLog): void {
   app.setErrorHandler((err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    // Spec 7: a manifest verification failure has its own body, {error: "UnverifiedManifest", reason}.
+    if (err instanceof UnverifiedManifestError) {
+      log.record({ status: 422, code: UNVERIFIED_MANIFEST, message: `${err.reason}: ${err.message}`, reqId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched' });
+      return reply.status(422).send({ error: UNVERIFIED_MANIFEST, reason: err.reason, message: err.message });
+    }
     const { status, body } = toEnvelope(err, request);
     if (status >= 500) request.log.error({ err, reqId: request.id }, 'request failed');
     else log.record({ status, code: body.error.code, message: body.error.message, reqId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched' });

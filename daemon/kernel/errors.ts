@@ -22,3 +22,19 @@ export const notFound = (what: string, id: string): AppError =>
   new AppError('NOT_FOUND', `${what} ${JSON.stringify(id)} not found`, { [what]: id });
 
 export const badRequest = (message: string, details?: unknown): AppError => new AppError('BAD_REQUEST', message, details);
+
+/**
+ * A manifest that is unsigned, altered or signed by a key the brain does not trust (spec 5.1 rule 3):
+ * answered 422 with the body {error: "UnverifiedManifest", reason, message} (spec 7), not the envelope.
+ * Reasons: signing/ verdicts (malformed, unknown_key, key_mismatch, signature_mismatch, digest_mismatch)
+ * and the installer's own (unsigned, manifest_mismatch, file_mismatch).
+ */
+export class UnverifiedManifestError extends Error {
+  override name = 'UnverifiedManifestError';
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -17,7 +17,7 @@ const SPEC: Record<string, { type: string; labels: string[]; help: string; owner
   svc_sync_was_active_recent: { type: 'gauge', labels: [], help: '1 while a sync peer is connected or was within the last 15 minutes', owner: 'sync' },
   svc_supervisor_approval_queue: { type: 'gauge', labels: [], help: 'Tool calls waiting for approval', owner: 'approvals' },
   svc_tool_denials_total: { type: 'counter', labels: ['tool'], help: 'Tool calls refused by the permission plane', owner: 'agent' },
-  svc_sandbox_kills_total: { type: 'counter', labels: ['reason'], help: 'Sandboxed skills killed, by reason', owner: 'awaiting-capabilities' },
+  svc_sandbox_kills_total: { type: 'counter', labels: ['reason'], help: 'Sandboxed skills killed, by reason', owner: 'skills' },
   svc_vault_decrypt_errors_total: { type: 'counter', labels: [], help: 'Vault decryption failures (wrong key or corrupt file)', owner: 'vault' },
   svc_ws_active_sessions: { type: 'gauge', labels: [], help: 'Open WebSocket client sessions', owner: 'agent' },
 };
@@ -42,7 +42,7 @@ void test('before anything happens: zero series for unlabelled metrics, fixed re
   const expected = [
     ...Object.entries(SPEC).filter(([name, row]) => row.labels.length === 0 && !name.startsWith('svc_http')).map(([name]) => zero(name)),
     ...['auth', 'protocol', 'clock_skew', 'timeout', 'io', 'too_large', 'replay'].map((reason) => zero('svc_sync_failures_total', { reason })),
-    ...['timeout', 'memory', 'fault'].map((reason) => zero('svc_sandbox_kills_total', { reason })),
+    ...['timeout', 'memory', 'error', 'policy'].map((reason) => zero('svc_sandbox_kills_total', { reason })),
     ...['ollama', 'claude', 'local'].map((provider) => zero('svc_llm_429_total', { provider })),
     ...brain.tools.names().map((tool) => zero('svc_tool_denials_total', { tool })),
   ];

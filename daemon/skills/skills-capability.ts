@@ -1,0 +1,73 @@
+// The skills capability (issue 16 "Skills", spec 1.11, 2.8, 4.3, 4.12; docs/skills.md): installed and
+// first-party skills, their tools and triggers, /api/skills, and svc_sandbox_kills_total. Runs go to a
+// pool of worker threads (skills/sandbox-pool.ts) started on the first run and ended when idle, so a
+// brain whose skills never run holds no worker and no WebAssembly memory.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Type } from '@sinclair/typebox';
+import { SandboxPool } from '../../skills/sandbox-pool';
+import { PUBLISHER_KEYS_NAMESPACE } from '../../protocol/publishers';
+import { SKILL_KILL_REASONS } from '../../protocol/skills';
+import { defineCapability } from '../kernel/capability';
+import { SkillInstaller } from './skill-installer';
+import { SkillRunner } from './skill-runner';
+import { SKILL_MIGRATIONS, SkillStore } from './skill-store';
+import { SkillTriggers } from './skill-triggers';
+import { Skills } from './skills';
+import { skillRoutes } from './skill-routes';
+
+export const SkillSettings = Type.Object(
+  {
+    memory_mb: Type.Integer({ minimum: 8, maximum: 256, default: 64, description: 'Memory limit of one skill run, in MiB' }),
+    wall_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000, description: 'Wall-time limit of one skill run (host calls included), in ms' }),
+    concurrent_runs: Type.Integer({ minimum: 1, maximum: 8, default: 1, description: 'Skill runs at once, one worker thread each; more wait (at most 64)' }),
+    idle_worker_ms: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000, description: 'A sandbox worker with nothing to do for this long ends, freeing its memory' }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** Where the first-party skills are: builtin-skills/ next to the bundle (dist/), or skills/builtin/ in a source tree. */
+export function builtinSkillsDir(from: string = dirname(fileURLToPath(import.meta.url))): string | null {
+  let dir = from;
+  for (let level = 0; level < 5; level++) {
+    for (const candidate of [join(dir, 'builtin-skills'), join(dir, 'skills', 'builtin')]) if (existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  return null;
+}
+
+export const skillsCapability = defineCapability({
+  name: 'skills',
+  settings: SkillSettings,
+  create: (context, settings) => {
+    const kills = context.metrics.counter<'reason'>('skills', {
+      name: 'svc_sandbox_kills_total',
+      help: 'Sandboxed skills killed, by reason',
+      labels: ['reason'],
+      zero: SKILL_KILL_REASONS.map((reason) => ({ reason })),
+    });
+    const pinned = (keyId: string): string | undefined => context.vault.get(PUBLISHER_KEYS_NAMESPACE, keyId);
+    const pool = new SandboxPool({ size: settings.concurrent_runs, idleMs: settings.idle_worker_ms });
+    const store = new SkillStore(context.store);
+    const installer = new SkillInstaller({ dir: join(context.home, 'skills'), pinned });
+    const runner = new SkillRunner({
+      executor: pool,
+      tools: context.tools,
+      permissions: context.permissions,
+      secrets: context.core.secrets,
+      clock: context.clock,
+      logger: context.logger,
+      limits: { memoryBytes: settings.memory_mb * 1024 * 1024, wallMs: settings.wall_ms },
+      killed: (reason) => kills.inc({ reason }),
+    });
+    // Triggers fire only once the skills have started, so the closure never meets an uninitialised `skills`.
+    const triggers: SkillTriggers = new SkillTriggers(context.bus, (id, trigger, params): Promise<void> => skills.triggered(id, trigger, params), context.logger);
+    const skills: Skills = new Skills({ store, installer, runner, triggers, tools: context.tools, pinned, audit: context.core.audit, clock: context.clock, logger: context.logger, builtinDir: builtinSkillsDir() });
+    return {
+      migrations: SKILL_MIGRATIONS,
+      parts: [{ name: 'skills', start: () => skills.start(), stop: async () => (skills.stop(), await pool.close()) }],
+      routes: [skillRoutes(skills)],
+    };
+  },
+});
