@@ -13,3 +13,4 @@ import { syncCapability } from './sync/sync-capability';
 import { publishersCapability } from './publishers/publishers-capability';
 import { skillsCapability } from './skills/skills-capability';
 
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability, hardwareCapability, syncCapability, publishersCapability, skillsCapability];
