@@ -19,7 +19,8 @@ export function signManifestFile(manifestPath: string, key: SigningKey, signedAt
   return target;
 }
 
-function readManifest(path: string): Manifest {
+/** A manifest file's JSON object; unreadable, not JSON or not an object is a ManifestFileError. */
+export function readManifest(path: string): Manifest {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
