@@ -17,6 +17,12 @@ import { registerDeviceCommands } from './commands/devices';
 import { registerBridgeCommands } from './commands/bridge';
 import { registerSyncCommands } from './commands/sync';
 import { registerAppCommands } from './commands/app';
+import { registerRegistryCommands } from './commands/registry';
+import { registerPublishCommands } from './commands/publish';
+import { registerInstallCommands } from './commands/install';
+import { registerMarketplaceCommands } from './commands/marketplace';
+import { registerSkillsCommands } from './commands/skills';
+import { registerPublisherCommands } from './commands/publisher';
 import { EXIT_USAGE } from './usage';
 import { grammarOf, parseCommandLine, type SadeTree } from './command-line';
 import { reexecPlan } from './brain-runtime';
@@ -142,6 +148,12 @@ registerDeviceCommands(prog, commandContext);
 registerBridgeCommands(prog, commandContext);
 registerSyncCommands(prog, commandContext);
 registerAppCommands(prog, commandContext);
+registerRegistryCommands(prog, commandContext, VERSION);
+registerPublishCommands(prog, commandContext);
+registerInstallCommands(prog, commandContext);
+registerMarketplaceCommands(prog, commandContext);
+registerSkillsCommands(prog, commandContext);
+registerPublisherCommands(prog, commandContext);
 
 const chatIo = (): ChatIo => ({ input: process.stdin, output: process.stdout, errors: process.stderr, interactive: process.stdin.isTTY === true && process.stdout.isTTY === true });
 
@@ -153,11 +165,11 @@ async function restartBrain(c: Connection, port: number | undefined): Promise<bo
 }
 
 /** Options that take no value (`--no-probe` sets probe false); every other option takes one. */
-const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write', 'force', 'retry', 'skip', 'pin', 'wait', 'all']);
+const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', 'write', 'force', 'retry', 'skip', 'pin', 'wait', 'all', 'approve', 'reject', 'allow-unsigned']);
 /** Per command: options of BOOLEAN_FLAGS that take a value there (`svc sync pair <url> --pin 1234`). */
 const VALUE_FLAGS_OF = new Map([['sync pair', new Set(['pin'])]]);
 /** Commands whose last argument is free text: the remaining words are joined (`svc memory note buy milk`). */
-const REST_TEXT = new Set(['memory search', 'memory note']);
+const REST_TEXT = new Set(['memory search', 'memory note', 'marketplace search']);
 
 type Handler = (...args: unknown[]) => Promise<void> | void;
 

@@ -83,6 +83,7 @@ export const SkillListItem = Type.Object(
 );
 export type SkillListItem = Static<typeof SkillListItem>;
 export const SkillList = Type.Object({ skills: Type.Array(SkillListItem) }, { additionalProperties: false });
+export type SkillList = Static<typeof SkillList>;
 
 /** Why the sandbox stopped a run (spec 4.12 svc_sandbox_kills_total{reason}). */
 export const SKILL_KILL_REASONS = ['timeout', 'memory', 'error', 'policy'] as const;
