@@ -211,10 +211,12 @@ const rss = () => {
 };
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits (bounded) until `n` runs hold their call_tool open. */
-async function held(state, n) {
-  for (let i = 0; i < 3000 && state.holding < n; i++) await pause(10);
-  if (state.holding < n) throw new Error(`${state.holding} of ${n} runs reached their host call`);
+/** Waits (bounded) until `n` runs hold their call_tool open; a run that ended first is an error. */
+async function held(state, runs, n) {
+  const ended = [];
+  for (const r of runs) void r.then((outcome) => ended.push(outcome));
+  for (let i = 0; i < 3000 && state.holding < n && ended.length === 0; i++) await pause(10);
+  if (state.holding < n) throw new Error(`${state.holding} of ${n} runs reached their host call; ended: ${JSON.stringify(ended)}`);
 }
 
 async function childMain([mode, count, partsFile, workerHref]) {
@@ -233,7 +235,7 @@ async function childMain([mode, count, partsFile, workerHref]) {
     const pool = new SandboxPool({ workerUrl, size: n });
     const state = holdingHost();
     const runs = Array.from({ length: n }, () => (mode === 'pool' ? pool.run(holdRun(state.host)) : runSkill(holdRun(state.host))));
-    await held(state, n);
+    await held(state, runs, n);
     out.grown = rss() - base;
     state.release();
     await Promise.all(runs);
