@@ -219,12 +219,11 @@ export function registerSkillsCommands(prog: Sade, ctx: CommandContext): void {
     .option('--allow-unsigned', 'Install without manifest.signed.json (recorded in the audit log as unsigned_install)')
     .option('--json', 'Machine-readable output')
     .action(async (source: string, o: Opts) => ctx.exit(await skillsInstall(ctx.conn(o), ctx, { source, allowUnsigned: o['allow-unsigned'] === true, json: o.json === true })));
-  for (const action of ['remove', 'enable', 'disable'] as const) {
-    prog
-      .command(`skills ${action} <id>`, action === 'remove' ? 'Uninstall a skill (first-party skills can only be disabled)' : `${action === 'enable' ? 'Turn a disabled skill back on' : 'Turn a skill off: no tool, no triggers'}`)
-      .option('--json', 'Machine-readable output')
-      .action(async (id: string, o: Opts) => ctx.exit(await skillsChange(ctx.conn(o), ctx, { id, action, json: o.json === true })));
-  }
+  // Each written out: docs.test.ts finds commands by their literal names.
+  const change = (action: 'remove' | 'enable' | 'disable') => async (id: string, o: Opts) => ctx.exit(await skillsChange(ctx.conn(o), ctx, { id, action, json: o.json === true }));
+  prog.command('skills remove <id>', 'Uninstall a skill (first-party skills can only be disabled)').option('--json', 'Machine-readable output').action(change('remove'));
+  prog.command('skills enable <id>', 'Turn a disabled skill back on').option('--json', 'Machine-readable output').action(change('enable'));
+  prog.command('skills disable <id>', 'Turn a skill off: no tool, no triggers').option('--json', 'Machine-readable output').action(change('disable'));
   prog
     .command('skills sign <dir>', 'Add the file digests to a skill\'s manifest.json and write manifest.signed.json with the publisher key')
     .option('--key-id', 'The key id brains pin the publisher key under (required)')
