@@ -12,5 +12,7 @@ import { hardwareCapability } from './hardware/hardware-capability';
 import { syncCapability } from './sync/sync-capability';
 import { publishersCapability } from './publishers/publishers-capability';
 import { skillsCapability } from './skills/skills-capability';
+import { registryCapability } from './registry/registry-capability';
+import { mcpCapability } from './mcp/mcp-capability';
 
-export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability, hardwareCapability, syncCapability, publishersCapability, skillsCapability];
+export const CAPABILITIES: readonly CapabilityDefinition[] = [identityCapability, approvalsCapability, filesCapability, taskflowsCapability, accessCapability, pairingCapability, meshCapability, hardwareCapability, syncCapability, publishersCapability, skillsCapability, registryCapability, mcpCapability];
