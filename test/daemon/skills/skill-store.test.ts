@@ -11,7 +11,7 @@ import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import { RUNS_KEPT, SKILL_MIGRATIONS, SkillStore, statusOf, type SkillRecord } from '../../../daemon/skills/skill-store';
 import type { SkillRunView } from '../../../protocol/skills';
 
-function open(t: { after(fn: () => unknown): void }): { store: SkillStore; reopen(): SkillStore } {
+function open(t: { after(fn: () => unknown): void }): { store: SkillStore; reopen: () => SkillStore } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-skill-store-'));
   let sqlite = new SqliteStore(join(dir, 'brain.db'));
   sqlite.migrate('skills', SKILL_MIGRATIONS);
