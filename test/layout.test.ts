@@ -40,6 +40,7 @@ const DAEMON_IMPORT_EXCEPTIONS: readonly { from: string; to: RegExp; why: string
   { from: 'cli/main.ts', to: /^daemon\/main$/, why: 'svc serve runs the brain' },
   { from: 'cli/commands/doctor.ts', to: /^daemon\/(config|vault)\/[^/]+$|^daemon\/providers\/key-ring$/, why: 'local diagnostics read settings, the vault key, and provider key names as the key ring stores them' },
   { from: 'cli/commands/brain.ts', to: /^daemon\/store\/instance-lock$/, why: 'the pid file of a running brain' },
+  { from: 'cli/commands/registry.ts', to: /^daemon\/registry-server$/, why: 'svc registry serve runs the registry server (the brain\'s HTTP layer with only the registry routes)' },
   { from: 'cli/commands/checkpoints.ts', to: /^daemon\/files\/checkpoint[a-z-]*$/, why: 'svc checkpoints reads and reverts index.db itself, brain running or stopped, under the index lock (docs/files.md, Checkpoints)' },
 ];
 
