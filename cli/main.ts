@@ -17,6 +17,7 @@ import { registerDeviceCommands } from './commands/devices';
 import { registerBridgeCommands } from './commands/bridge';
 import { registerSyncCommands } from './commands/sync';
 import { registerAppCommands } from './commands/app';
+import { registerMcpCommands } from './commands/mcp';
 import { registerRegistryCommands } from './commands/registry';
 import { registerPublishCommands } from './commands/publish';
 import { registerInstallCommands } from './commands/install';
@@ -148,6 +149,7 @@ registerDeviceCommands(prog, commandContext);
 registerBridgeCommands(prog, commandContext);
 registerSyncCommands(prog, commandContext);
 registerAppCommands(prog, commandContext);
+registerMcpCommands(prog, commandContext);
 registerRegistryCommands(prog, commandContext, VERSION);
 registerPublishCommands(prog, commandContext);
 registerInstallCommands(prog, commandContext);
@@ -169,7 +171,7 @@ const BOOLEAN_FLAGS = new Set(['json', 'rebuild', 'probe', 'replace', 'clear', '
 /** Per command: options of BOOLEAN_FLAGS that take a value there (`svc sync pair <url> --pin 1234`). */
 const VALUE_FLAGS_OF = new Map([['sync pair', new Set(['pin'])]]);
 /** Commands whose last argument is free text: the remaining words are joined (`svc memory note buy milk`). */
-const REST_TEXT = new Set(['memory search', 'memory note', 'marketplace search']);
+const REST_TEXT = new Set(['memory search', 'memory note', 'marketplace search', 'mcp servers add']);
 
 type Handler = (...args: unknown[]) => Promise<void> | void;
 
