@@ -142,7 +142,9 @@ export class SandboxPool {
 
   private spawn(): Slot {
     this.workerUrl ??= findWorkerFile(import.meta.url);
-    const worker = new Worker(this.workerUrl, { name: 'svc-skill-sandbox', env: {} });
+    // No inherited command-line flags (`--input-type`, `--test`... break a worker) and no environment:
+    // the sandbox needs neither.
+    const worker = new Worker(this.workerUrl, { name: 'svc-skill-sandbox', env: {}, execArgv: [] });
     const slot: Slot = { worker, job: null, timer: undefined, ended: false };
     this.slots.add(slot);
     this.started++;

@@ -3,10 +3,14 @@
 // stays a policy kill, an ApprovalPending a held run); a busy loop leaves this thread's event loop
 // free; a worker whose WebAssembly memory grew past its bound is replaced; idle workers end; a worker
 // terminated from outside or stuck past its wall time fails only its run; close() answers every run;
-// no more than `size` runs at once and no more than `maxQueued` waiting. Fake workers (a few lines
-// written to a temporary folder) stand for a worker stuck where no interrupt reaches, or one that throws.
+// no more than `size` runs at once and no more than `maxQueued` waiting; a busy worker keeps a process
+// alive and an idle one does not (a child process that never closes its pool still exits). Fake
+// workers (a few lines written to a temporary folder) stand for a worker stuck where no interrupt
+// reaches, or one that throws.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { build } from 'esbuild';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +19,7 @@ import type { Worker } from 'node:worker_threads';
 import { runSkill, type SkillOutcome, type SkillRun } from '../../skills/sandbox';
 import { ApprovalPending, PolicyRefusal, type HttpRequest, type SkillHost } from '../../skills/host-functions';
 import { SandboxPool, SandboxPoolClosed, SandboxPoolFull, findWorkerFile, type SandboxPoolOptions } from '../../skills/sandbox-pool';
+import { repoRoot } from '../helpers/external-tools';
 
 const MiB = 1024 * 1024;
 
@@ -219,4 +224,24 @@ test('the default worker lookup climbs from this module to the built worker, and
   const dir = mkdtempSync(join(tmpdir(), 'svc-no-worker-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   assert.throws(() => findWorkerFile(pathToFileURL(join(dir, 'a', 'b', 'x.mjs')).href), /sandbox-worker\.mjs is not next to/);
+});
+
+test('a process that never closes its pool waits for its run, then exits: a busy worker is referenced, an idle one is not', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-pool-exit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const poolModule = join(dir, 'sandbox-pool.mjs');
+  await build({ entryPoints: [join(repoRoot(), 'skills/sandbox-pool.ts')], outfile: poolModule, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  const script = [
+    `import { SandboxPool } from ${JSON.stringify(pathToFileURL(poolModule).href)};`,
+    `const pool = new SandboxPool({ idleMs: 600000, workerUrl: new URL(${JSON.stringify(findWorkerFile(import.meta.url).href)}) });`,
+    "const host = { tools: ['echo'], callTool: (name, args) => new Promise((resolve) => setTimeout(() => resolve(args), 50).unref()), http: () => Promise.reject(new Error('no network')) };",
+    "const run = () => pool.run({ source: 'async function main() { return await call_tool(\"echo\", { n: 42 }) }', params: {}, host });",
+    // The second run goes to the worker the first one left idle.
+    'console.log(JSON.stringify([await run(), await run()]));',
+  ].join('\n');
+  // The host call's own timer is unreferenced: only the busy worker can keep the process waiting for it.
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(child.status, 0, `exit ${child.status ?? child.signal}: ${child.stderr}`);
+  const ran = { ok: true, result: { n: 42 }, logs: [] };
+  assert.deepEqual(JSON.parse(child.stdout), [ran, ran]);
 });
