@@ -33,7 +33,7 @@ export async function install(io: CliIo, brain: Connection, args: InstallArgs): 
     const path = item.kind === 'skill' ? '/api/skills/install' : '/api/daemons/install';
     const r = await callBrain<unknown>(brain, 'POST', path, body, 120_000);
     if (r.status < 200 || r.status > 299) {
-      io.err.write(`svc install: ${BrainRefusedError.of(brain, `${item.kind} ${item.name} ${current.version}`, r.status, r.body).message}${keyHint(r.body, current.key_id, current.public_key)}\n`);
+      io.err.write(`svc install: ${refusal(brain, `${item.kind} ${item.name} ${current.version}`, r.status, r.body)}${keyHint(r.body, current.key_id, current.public_key)}\n`);
       return 1;
     }
     io.out.write(args.json ? `${JSON.stringify({ item: { id: item.id, kind: item.kind, name: item.name, version: current.version, sha256: current.sha256, key_id: current.key_id }, installed: r.body })}\n` : describe(item));
@@ -51,10 +51,22 @@ async function findItem(registry: Registry, name: string): Promise<ItemDetail> {
   }
 }
 
+/** A refused signature (422 UNVERIFIED_MANIFEST: {error, reason, message}) or an error envelope, in one line. */
+function refusal(brain: Connection, what: string, status: number, body: unknown): string {
+  const unverified = body as { error?: unknown; reason?: unknown; message?: unknown } | null;
+  if (typeof unverified?.error === 'string' && typeof unverified.message === 'string') return `${what}: refused (${String(unverified.reason)}): ${unverified.message}`;
+  return BrainRefusedError.of(brain, what, status, body).message;
+}
+
+/** The reason of a refusal in either shape: an UNVERIFIED_MANIFEST body's, or an envelope's details. */
+const reasonOf = (body: unknown): unknown => {
+  const b = body as { reason?: unknown; error?: { details?: { reason?: unknown } } } | null;
+  return b?.reason ?? (typeof b?.error === 'object' ? b.error.details?.reason : undefined);
+};
+
 /** When the brain does not pin the publisher's key: what to pin (the brain decides whom it trusts). */
 function keyHint(body: unknown, keyId: string, publicKey: string): string {
-  const reason = (body as { error?: { details?: { reason?: unknown } } } | null)?.error?.details?.reason;
-  return reason === 'unknown_key' ? `\nthe brain does not trust publisher key ${keyId}; if you do, pin its public key ${publicKey} under that key id in the vault namespace publisher_keys` : '';
+  return reasonOf(body) === 'unknown_key' ? `\nthe brain does not trust publisher key ${keyId}; if you do: svc publisher trust ${keyId} ${publicKey}` : '';
 }
 
 function describe(item: ItemDetail): string {
