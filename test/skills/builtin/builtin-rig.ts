@@ -6,6 +6,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
+import type { ToolRegistry } from '../../../daemon/kernel/tool-registry';
+import { ToolFailure } from '../../../daemon/kernel/tool';
 import { readSkillDir, type Skill } from '../../../skills/manifest';
 import { ApprovalPending } from '../../../skills/host-functions';
 import { runSkill, type SkillOutcome } from '../../../skills/sandbox';
@@ -54,6 +56,29 @@ export const held =
   () => {
     throw new ApprovalPending(requestId, tool);
   };
+
+/**
+ * The tools of a real registry as a skill's host reaches them through daemon/skills/skill-runner.ts:
+ * arguments checked against the tool's schema, the tool run, its answer as {summary, data}, a
+ * ToolFailure as the rejection the skill sees. The tools are the brain's own code over fake ports.
+ */
+export function registryTools(registry: ToolRegistry, sessionId = 'dashboard'): Record<string, ToolAnswer> {
+  const out: Record<string, ToolAnswer> = {};
+  for (const name of registry.names()) {
+    out[name] = async (args) => {
+      const problems = registry.problems(name, args);
+      if (problems.length > 0) throw new Error(`call_tool: invalid arguments for ${name}: ${problems.join('; ')}`);
+      try {
+        const outcome = await registry.get(name)!.run(args, { sessionId, turnId: `skill:test:${name}`, specialist: 'general', signal: new AbortController().signal });
+        return { summary: outcome.summary, ...(outcome.data === undefined ? {} : { data: outcome.data }) };
+      } catch (err) {
+        if (err instanceof ToolFailure) throw new Error(`${name}: ${err.message}`);
+        throw err;
+      }
+    };
+  }
+  return out;
+}
 
 export interface BuiltinRun {
   outcome: SkillOutcome;
