@@ -6,7 +6,11 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
-import type { ToolRegistry } from '../../../daemon/kernel/tool-registry';
+import { ToolRegistry } from '../../../daemon/kernel/tool-registry';
+import { validateFlow } from '../../../daemon/taskflows/flow-validation';
+import type { FlowEngine } from '../../../daemon/taskflows/taskflow-routes';
+import { taskflowTools } from '../../../daemon/taskflows/taskflow-tools';
+import type { CreateTaskflow, FlowStatus, TaskflowSummary } from '../../../protocol/taskflows';
 import { ToolFailure } from '../../../daemon/kernel/tool';
 import { readSkillDir, type Skill } from '../../../skills/manifest';
 import { ApprovalPending } from '../../../skills/host-functions';
@@ -79,6 +83,39 @@ export function registryTools(registry: ToolRegistry, sessionId = 'dashboard'): 
   }
   return out;
 }
+
+/** start_taskflow and list_taskflows over an engine that validates like the real one and keeps what it was given. */
+export function taskflowRig(listed: TaskflowSummary[] = [], registry = new ToolRegistry()) {
+  const created: CreateTaskflow[] = [];
+  const listCalls: unknown[] = [];
+  const engine = {
+    create: async (input: CreateTaskflow) => {
+      validateFlow(input, registry);
+      created.push(input);
+      return { id: `flw_${created.length}`, title: input.title, status: 'queued', steps: input.steps, current_step: 0, schedule: null };
+    },
+    list: (filter: unknown) => (listCalls.push(filter), { count: listed.length, taskflows: listed }),
+  } as unknown as FlowEngine;
+  for (const tool of taskflowTools(engine)) registry.register('taskflows', tool);
+  return { created, listCalls, registry, tools: registryTools(registry) };
+}
+
+export const flowSummary = (id: string, title: string, status: FlowStatus, waitUntil: number | null, session = 'dashboard'): TaskflowSummary => ({
+  id,
+  title,
+  session_id: session,
+  status,
+  current_step: 0,
+  context: {},
+  error: null,
+  wait_until: waitUntil,
+  created_at: 1,
+  updated_at: 1,
+  started_at: null,
+  completed_at: null,
+  schedule: null,
+  parent_id: null,
+});
 
 export interface BuiltinRun {
   outcome: SkillOutcome;

@@ -9,13 +9,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Value } from '@sinclair/typebox/value';
-import { ToolRegistry } from '../../../daemon/kernel/tool-registry';
-import { validateFlow } from '../../../daemon/taskflows/flow-validation';
-import type { FlowEngine } from '../../../daemon/taskflows/taskflow-routes';
-import { taskflowTools } from '../../../daemon/taskflows/taskflow-tools';
 import { resolve } from '../../../daemon/taskflows/templates';
-import { CreateTaskflow, NoteStepSpec, type FlowStatus, type TaskflowSummary } from '../../../protocol/taskflows';
-import { builtinSkill, held, registryTools, resultOf, runBuiltin, type BuiltinRun } from './builtin-rig';
+import { CreateTaskflow, NoteStepSpec } from '../../../protocol/taskflows';
+import { builtinSkill, flowSummary as summary, held, resultOf, runBuiltin, taskflowRig, type BuiltinRun } from './builtin-rig';
 
 interface Reminder {
   reminder: { id: string; text: string; due: string; status: string; announce: boolean };
@@ -26,40 +22,6 @@ interface Listed {
   reminders: { id: string; text: string; due: string | null; status: string; session_id: string }[];
   text: string;
 }
-
-/** start_taskflow and list_taskflows over an engine that validates like the real one and keeps what it was given. */
-function taskflowRig(listed: TaskflowSummary[] = []) {
-  const created: CreateTaskflow[] = [];
-  const listCalls: unknown[] = [];
-  const registry = new ToolRegistry();
-  const engine = {
-    create: async (input: CreateTaskflow) => {
-      validateFlow(input, registry);
-      created.push(input);
-      return { id: `flw_${created.length}`, title: input.title, status: 'queued', steps: input.steps, current_step: 0, schedule: null };
-    },
-    list: (filter: unknown) => (listCalls.push(filter), { count: listed.length, taskflows: listed }),
-  } as unknown as FlowEngine;
-  for (const tool of taskflowTools(engine)) registry.register('taskflows', tool);
-  return { created, listCalls, tools: registryTools(registry) };
-}
-
-const summary = (id: string, title: string, status: FlowStatus, waitUntil: number | null, session = 'dashboard'): TaskflowSummary => ({
-  id,
-  title,
-  session_id: session,
-  status,
-  current_step: 0,
-  context: {},
-  error: null,
-  wait_until: waitUntil,
-  created_at: 1,
-  updated_at: 1,
-  started_at: null,
-  completed_at: null,
-  schedule: null,
-  parent_id: null,
-});
 
 /** The note step's text as the engine resolves it when the step runs. */
 const noteText = (flow: CreateTaskflow): unknown =>
@@ -86,7 +48,7 @@ test('a timer is one flow: wait that many seconds, then store the reminder as a 
   assert.deepEqual(run.calls.map((c) => c.name), ['start_taskflow']);
   const [flow] = rig.created;
   assert.deepEqual(flow, { title: 'Reminder: take the bread out', session_id: 'dashboard', context: { reminder: 'take the bread out' }, steps: [{ type: 'wait', seconds: 600 }, { type: 'note', text: 'Reminder: {{context.reminder}}' }] });
-  assert.equal(noteText(flow!), 'Reminder: take the bread out');
+  assert.equal(noteText(flow), 'Reminder: take the bread out');
   assert.equal(out.reminder.id, 'flw_1');
   assert.equal(out.reminder.status, 'queued');
   const due = Date.parse(out.reminder.due);
