@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Bundles the CLI (which contains the brain) and the node-agent with esbuild, and compiles tests.
-//   node build.mjs             dist/svc.mjs, dist/node-agent.mjs, dist/phone-bridge.mjs, dist/sandbox-worker.mjs, dist/*.wasm
+//   node build.mjs             dist/svc.mjs, dist/node-agent.mjs, dist/phone-bridge.mjs, dist/sandbox-worker.mjs, dist/*.wasm, dist/builtin-skills/
 //   node build.mjs --if-stale  the same, only when a source is newer than dist/svc.mjs
 //   node build.mjs --tests     every test/**/*.test.ts to .test-build/**/*.test.mjs
 // Native modules (serialport, node-ble, noble) are never bundled: they load at run time in node-agent.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, existsSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = import.meta.dirname;
@@ -80,6 +80,10 @@ async function buildDist() {
   copyFileSync(join(root, 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(dist, 'node-sqlite3-wasm.wasm'));
   // QuickJS's loader (bundled into a chunk) reads new URL('emscripten-module.wasm', import.meta.url): dist/.
   copyFileSync(join(root, 'node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm'), join(dist, 'emscripten-module.wasm'));
+  // The first-party skills (skills/builtin/<id>/), which a packaged brain loads from dist/builtin-skills/
+  // (daemon/skills/skills-capability.ts builtinSkillsDir); replaced whole, so a skill dropped from the source goes.
+  rmSync(join(dist, 'builtin-skills'), { recursive: true, force: true });
+  cpSync(join(root, 'skills/builtin'), join(dist, 'builtin-skills'), { recursive: true });
   // The reference phone-bridge client is one self-contained file (no chunks shared with svc), so an app
   // developer can copy dist/phone-bridge.mjs anywhere Node runs.
   await build({ ...common, entryPoints: { 'phone-bridge': join(root, 'phone-bridge/main.ts') } });
