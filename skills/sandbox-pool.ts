@@ -19,7 +19,8 @@ import type { FromWorker, HostAnswer, HostCall, ToWorker, WireError } from './sa
 export const DEFAULT_POOL_SIZE = 1;
 export const DEFAULT_MAX_QUEUED = 64;
 export const DEFAULT_IDLE_MS = 60_000;
-export const DEFAULT_RECYCLE_BYTES = 96 * 1024 * 1024;
+/** Above the 16 MiB a worker starts with and what ordinary runs grow it to; below the ~83 MiB a 64 MiB bomb leaves. */
+export const DEFAULT_RECYCLE_BYTES = 48 * 1024 * 1024;
 export const DEFAULT_GRACE_MS = 1000;
 export const WORKER_FILE = 'sandbox-worker.mjs';
 /** How many folders above this module the default worker lookup climbs (.test-build/test/<area>/<sub>/). */
