@@ -18,11 +18,11 @@ if (process.env.FIXTURE_PID_FILE) appendFileSync(process.env.FIXTURE_PID_FILE, `
 const object = (properties = {}, required = []) => ({ type: 'object', properties, required, additionalProperties: false });
 const BASE = [
   { name: 'echo', description: 'Echoes text', inputSchema: object({ text: { type: 'string' } }, ['text']) },
-  { name: 'Add-Tool', description: 'Adds a tool named `name` (announced with tools/list_changed)', inputSchema: object({ name: { type: 'string' } }, ['name']) },
-  { name: 'remove_tool', description: 'Removes an added tool', inputSchema: object({ name: { type: 'string' } }, ['name']) },
+  { name: 'Add-Tool', description: 'Adds a tool named `tool` (announced with tools/list_changed)', inputSchema: object({ tool: { type: 'string' } }, ['tool']) },
+  { name: 'remove_tool', description: 'Removes an added tool', inputSchema: object({ tool: { type: 'string' } }, ['tool']) },
   { name: 'hang', description: 'Never answers', inputSchema: object() },
   { name: 'crash', description: 'Ends the server process', inputSchema: object() },
-  { name: 'env_digest', description: 'The SHA-256 of an environment variable', inputSchema: object({ name: { type: 'string' } }, ['name']) },
+  { name: 'env_digest', description: 'The SHA-256 of an environment variable', inputSchema: object({ variable: { type: 'string' } }, ['variable']) },
 ];
 const added = new Set();
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
@@ -36,13 +36,13 @@ function makeServer() {
       case 'echo':
         return text(`echo: ${args.text}`);
       case 'Add-Tool':
-        added.add(String(args.name));
+        added.add(String(args.tool));
         await server.sendToolListChanged();
-        return text(`added ${args.name}`);
+        return text(`added ${args.tool}`);
       case 'remove_tool':
-        added.delete(String(args.name));
+        added.delete(String(args.tool));
         await server.sendToolListChanged();
-        return text(`removed ${args.name}`);
+        return text(`removed ${args.tool}`);
       case 'hang':
         return new Promise(() => {});
       case 'crash':
@@ -50,8 +50,8 @@ function makeServer() {
         setTimeout(() => process.exit(3), 10);
         return new Promise(() => {});
       case 'env_digest': {
-        const value = process.env[String(args.name)];
-        return value === undefined ? { ...text(`${args.name} is not set`), isError: true } : text(`sha256 ${createHash('sha256').update(value).digest('hex')}`);
+        const value = process.env[String(args.variable)];
+        return value === undefined ? { ...text(`${args.variable} is not set`), isError: true } : text(`sha256 ${createHash('sha256').update(value).digest('hex')}`);
       }
       default:
         if (added.has(params.name)) return text(`ran ${params.name}`);

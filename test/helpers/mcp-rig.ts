@@ -8,11 +8,13 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ROOT, SVC, type BrainProcess } from './brain-process';
+import { SVC, type BrainProcess } from './brain-process';
+import { repoRoot } from './external-tools';
 import { until } from './poll';
 import type { FakeReply, FakeServer, RecordedRequest } from '../fakes/openai-server';
 import type { McpServerList, McpServerStatus } from '../../protocol/mcp';
 
+const ROOT = repoRoot();
 export const FIXTURE = join(ROOT, 'test', 'helpers', 'mcp-fixture-server.mjs');
 export const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 export const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
