@@ -107,7 +107,6 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'daemon/agent/tools/secret-matcher.ts': 'test/daemon/agent/tools/secret-scrubber.test.ts',
   'daemon/capabilities.ts': 'test/daemon/brain.test.ts',
   'daemon/config/unsupported-settings.ts': 'test/daemon/config/load-settings.test.ts',
-  'daemon/http/error-handler.ts': 'test/daemon/app.test.ts',
   'daemon/http/health-routes.ts': 'test/daemon/app.test.ts',
   'daemon/http/metrics-routes.ts': 'test/e2e/metrics-endpoint.test.ts',
   'daemon/http/route-kit.ts': 'test/daemon/brain.test.ts',
@@ -161,7 +160,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'protocol/session.ts': 'test/daemon/ws/session-routes.test.ts',
 };
 /** The ratchet on COVERED_ELSEWHERE: lower it when an entry goes, never raise it. */
-const COVERED_ELSEWHERE_MOST = 71;
+const COVERED_ELSEWHERE_MOST = 70;
 
 /** Composition roots: the only modules that may read process.env (STYLE.md 1). */
 const ENV_READERS = new Set(['daemon/main.ts', 'cli/main.ts', 'node-agent/main.ts', 'phone-bridge/main.ts']);
