@@ -5,7 +5,8 @@
 // verify trusts the keys the brain pins (GET /api/publishers/keys), or the one --public-key gives when
 // no brain is at hand; it prints OK (exit 0) or the reason (exit 1): malformed, unknown_key,
 // key_mismatch, signature_mismatch, manifest_mismatch (manifest.json beside it is not what was signed),
-// file_mismatch (a signed skill's file differs from the digest its manifest lists), unreadable.
+// file_mismatch (a signed skill's file differs from the digest its manifest lists, or its entry has
+// none: signed with `svc app sign` instead of `svc skills sign`), unreadable.
 // Writes manifest.signed.json beside the manifest with the publisher key at <home>/publisher.key
 // (~/.svc unless --home or $SVC_HOME), made on first use. There is no --private-key flag: the key never
 // travels on a command line. --key-id is the name hosts pin the public key under (vault namespace
@@ -116,9 +117,19 @@ async function verifyFile(conn: Connection, io: Pick<CliIo, 'err'>, args: AppVer
     }
     if (canonicalJson(manifest) !== canonicalJson(verdict.manifest)) return { ok: false, reason: 'manifest_mismatch', detail: `${beside} is not the manifest that was signed` };
   }
-  const files = fileMismatch(dirname(args.path), verdict.manifest.files);
+  const files = entryUncovered(verdict.manifest) ?? fileMismatch(dirname(args.path), verdict.manifest.files);
   if (files !== undefined) return { ok: false, reason: 'file_mismatch', detail: files };
   return { ok: true, key_id: verdict.keyId, signed_at: verdict.signedAt };
+}
+
+/**
+ * A skill's manifest names its entry (an app's does not); signed, it must list the entry's digest, or the
+ * signature does not cover the code and the brain refuses it (daemon/skills/skill-bundle.ts).
+ */
+function entryUncovered(manifest: Record<string, unknown>): string | undefined {
+  const { entry, files } = manifest;
+  if (typeof entry !== 'string' || (typeof files === 'object' && files !== null && entry in files)) return undefined;
+  return `the manifest names the entry ${entry} but lists no digest of it in files, so the signature does not cover the code (sign a skill with svc skills sign <dir> --key-id <key_id>)`;
 }
 
 /** A signed skill's manifest lists its files' digests (docs/skills.md "Signing a skill"): the first file beside it that differs, if any. */

@@ -152,6 +152,22 @@ void test('app verify: each way a signed skill can be wrong is exit 1 with its r
   assert.match(missing.out, /^unreadable\ncannot read .*nowhere\.signed\.json \(ENOENT\)\n$/);
 });
 
+void test('app verify: a skill signed as an app (svc app sign: no digest of its entry) is file_mismatch, as the brain refuses it', async (t) => {
+  const app = scratch(t);
+  const home = app.home;
+  const { dir } = signedSkill(t);
+  const manifestPath = join(dir, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>;
+  delete manifest.files;
+  writeFileSync(manifestPath, JSON.stringify(manifest));
+  assert.equal(appSign(io().io, { manifestPath, keyId: 'acme', home, json: false }), 0);
+  const r = await verify(await noBrain(), join(dir, SIGNED_MANIFEST_FILE), readPublisherKey(home)!.publicKey);
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.out, /^file_mismatch\nthe manifest names the entry main\.js but lists no digest of it in files, .*svc skills sign/);
+  assert.equal(appSign(io().io, { manifestPath: app.manifest, keyId: 'acme', home, json: false }), 0);
+  assert.equal((await verify(await noBrain(), join(app.manifest, '..', SIGNED_MANIFEST_FILE), readPublisherKey(home)!.publicKey)).code, 0, 'an app manifest names no entry');
+});
+
 void test('app verify: a --public-key that is not a 32-byte base64 key is exit 2 before the file is read', async () => {
   const conn = await noBrain();
   for (const key of ['', 'short', 'ZJ6nrbLPBzcUsp6MXzcnM4OsK2m/8y7B0t3TkJCY0d8', 'ZJ6nrbLPBzcUsp6MXzcnM4OsK2m/8y7B0t3TkJCY0d8==']) {
