@@ -150,7 +150,7 @@ export async function skillsInstall(conn: Connection, io: CliIo, args: { source:
   const r = await callBrain<SkillInstallResult>(conn, 'POST', '/api/skills/install', installBody(args.source, args.allowUnsigned), INSTALL_TIMEOUT_MS);
   if (r.status !== 201) return refused(io, r.status, r.body);
   const s = r.body;
-  const how = s.signed_by ? `signed by ${s.signed_by}` : 'unsigned (recorded in the audit log)';
+  const how = s.signed_by ? `signed by ${s.signed_by}` : 'unsigned, recorded in the audit log';
   io.out.write(args.json ? json(s) : `${s.upgraded_from ? `upgraded ${s.skill.id} ${s.upgraded_from} → ${s.skill.version}` : `installed ${s.skill.id} ${s.skill.version}`} (${how}): ${s.skill.status}\n`);
   return 0;
 }

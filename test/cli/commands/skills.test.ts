@@ -232,7 +232,7 @@ void test('skills install: the body the brain gets, installed and upgraded lines
   assert.deepEqual(seen[0], { method: 'POST', url: '/api/skills/install', body: { path: resolve('greeter') } });
   const upgrade = io();
   assert.equal(await skillsInstall(conn, upgrade.io, { source: 'https://skills.example.org/g.tar.gz', allowUnsigned: true, json: false }), 0);
-  assert.match(upgrade.text.out, /^upgraded greeter 1\.0\.0 → 1\.1\.0 \(unsigned.*audit log.*: disabled\n$/);
+  assert.match(upgrade.text.out, /^upgraded greeter 1\.0\.0 → 1\.1\.0 \(unsigned, recorded in the audit log\): disabled\n$/);
   assert.deepEqual(seen[1]!.body, { url: 'https://skills.example.org/g.tar.gz', allow_unsigned: true });
   const unknown = io();
   assert.equal(await skillsInstall(conn, unknown.io, { source: '/s', allowUnsigned: false, json: false }), 1);
