@@ -12,6 +12,7 @@ import { registryRoutes } from './registry-routes';
 import type { Migration, RoutePlugin } from '../kernel/capability';
 import type { DaemonInstalls } from './daemon-installs';
 import { daemonInstallRoutes } from './registry-routes';
+import { daemonDeliveryRoutes } from './daemon-delivery-routes';
 
 export const REGISTRY = 'registry';
 /** Where a brain's registry keeps its tarballs (blobs/): apart from <home>/registry, the default directory of `svc registry serve`. */
@@ -68,7 +69,7 @@ export const registryCapability = defineCapability({
       const { DaemonInstalls } = await import('./daemon-installs');
       return new DaemonInstalls(context.store, context.home, context.vault, context.clock, { fetch: globalThis.fetch, timeoutMs: 60_000, limits: limits.archive });
     });
-    const plugins: RoutePlugin[] = [routes(daemonInstallRoutes(installs))];
+    const plugins: RoutePlugin[] = [routes(daemonInstallRoutes(installs)), daemonDeliveryRoutes(context, limits.archive)];
     if (!settings.enabled) return { routes: plugins };
     const served = await serveRegistry(context, limits);
     return { migrations: served.migrations, routes: [...plugins, served.route], parts: [served.part] };
