@@ -58,8 +58,14 @@ export class Skills {
     const swept = await this.deps.installer.sweep();
     if (swept.length > 0) this.deps.logger.warn({ removed: swept }, 'removed what an interrupted skill install left');
     const records = new Map(this.deps.store.all().map((r) => [r.id, r]));
-    for (const id of await this.builtinIds()) await this.loadBuiltin(id, records.get(id));
-    for (const record of records.values()) if (record.source !== BUILTIN) await this.load(record);
+    const builtins = await this.builtinIds();
+    for (const id of builtins) await this.loadBuiltin(id, records.get(id));
+    for (const record of records.values()) {
+      if (record.source === BUILTIN) continue;
+      // A build that now ships a first-party skill of the same id: the first-party one is the skill.
+      if (builtins.includes(record.id)) this.deps.logger.warn({ skill: record.id }, 'an installed skill has the id of a first-party skill; the first-party one is used');
+      else await this.load(record);
+    }
     for (const dir of await this.deps.installer.installedDirs()) {
       if (!records.has(dir)) this.deps.logger.warn({ dir }, 'a skill folder without an install record is ignored (an install that did not finish)');
     }
