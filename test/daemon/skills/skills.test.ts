@@ -196,3 +196,20 @@ void test('restart: a skill whose folder is gone turns to error; a folder withou
   assert.ok(rig.skills.detail('vanishing').error);
   assert.ok(rig.warnings.some((w) => w.includes('stray')));
 });
+
+void test('restart: an installed skill whose id a newer build ships as a first-party skill is shadowed by it, and the brain still starts', { timeout: 30_000 }, async (t) => {
+  const builtin = mkdtempSync(join(tmpdir(), 'svc-builtin-'));
+  t.after(() => rmSync(builtin, { recursive: true, force: true }));
+  const rig = await skillsRig(t, { builtinDir: builtin });
+  const key = newKey();
+  rig.trust(key);
+  await rig.skills.install({ path: writeSkill(rig.work, { id: 'clock', version: '1.0.0', source: 'function main() { return "installed"; }' }, key) }, 'admin');
+  // The next build ships a first-party `clock`.
+  mkdirSync(join(builtin, 'clock'));
+  writeFileSync(join(builtin, 'clock', 'manifest.json'), JSON.stringify(manifestOf({ id: 'clock', version: '2.0.0' })));
+  writeFileSync(join(builtin, 'clock', 'main.js'), 'function main() { return "first-party"; }');
+  await rig.restart();
+  assert.deepEqual(rig.skills.list(), [{ id: 'clock', name: 'Skill clock', version: '2.0.0', status: 'active' }]);
+  assert.equal(rig.skills.detail('clock').source, BUILTIN);
+  assert.equal((await rig.skills.execute('clock', {}, 'manual', 'dashboard')).result, 'first-party');
+});
