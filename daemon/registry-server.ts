@@ -16,13 +16,16 @@ import { createLogger } from './kernel/logger';
 import { createMetrics } from './metrics/metrics';
 import { Lifecycle } from './lifecycle/lifecycle';
 import { SqliteStore } from './store/sqlite-store';
-import { InstanceLock } from './store/instance-lock';
+import { InstanceLock, InstanceLockedError } from './store/instance-lock';
 import { createOnce, readIfExists } from '../mesh/create-once';
 import { registryLimits, RegistrySettings } from './registry/registry-capability';
 import { registryRoutes } from './registry/registry-routes';
 import { REGISTRY_COMPONENT, REGISTRY_MIGRATIONS, RegistryService } from './registry/registry-service';
 
 export const REVIEWER_TOKEN_FILE = 'reviewer-token';
+
+/** The directory is held by a running registry server. */
+export class RegistryInUseError extends Error {}
 
 export interface RegistryServerOptions {
   readonly dir: string;
@@ -54,7 +57,12 @@ export function loadOrCreateReviewerToken(dir: string): { token: string; made: b
 export async function startRegistryServer(options: RegistryServerOptions): Promise<RunningRegistry> {
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   const lock = new InstanceLock(options.dir);
-  lock.acquire();
+  try {
+    lock.acquire();
+  } catch (err) {
+    if (err instanceof InstanceLockedError) throw new RegistryInUseError(`another svc registry serve (pid ${err.pid}) is running on ${options.dir}`);
+    throw err;
+  }
   const logger = createLogger(options.logLevel);
   const store = new SqliteStore(join(options.dir, 'registry.db'), { logger });
   store.migrate(REGISTRY_COMPONENT, REGISTRY_MIGRATIONS);

@@ -61,6 +61,9 @@ test('svc registry serve: publish → private → review → listed → download
   const registry = await serveRegistry(t, join(dir, 'registry'));
   assert.equal(statSync(join(dir, 'registry', 'reviewer-token')).mode & 0o777, 0o600);
   assert.equal(readFileSync(join(dir, 'registry', 'reviewer-token'), 'utf8').trim(), registry.token);
+  const second = await runSvc(['registry', 'serve', '--dir', join(dir, 'registry'), '--port', '0']);
+  assert.equal(second.code, 1, 'one server per directory');
+  assert.match(second.stderr, /another svc registry serve \(pid \d+\) is running/);
   const brain = await startBrain();
   t.after(() => brain.stop());
   const env = { SVC_HOME: brain.home, SVC_URL: brain.url, SVC_REGISTRY_URL: registry.url };
@@ -107,7 +110,7 @@ test('svc registry serve: publish → private → review → listed → download
   const upload = await fetch(`${registry.url}/registry/v1/items`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ kind: 'skill', archive: tampered.toString('base64'), signature: { alg: 'ed25519', sha256: detail.current.sha256, key_id: JSON.parse(readFileSync(join(brain.home, 'publisher.key'), 'utf8')).key_id, sig: detail.current.signature.sig }, public_key: detail.current.public_key }),
+    body: JSON.stringify({ kind: 'skill', archive: tampered.toString('base64'), signature: { alg: 'ed25519', sha256: detail.current.sha256, key_id: (JSON.parse(readFileSync(join(brain.home, 'publisher.key'), 'utf8')) as { key_id: string }).key_id, sig: detail.current.signature.sig }, public_key: detail.current.public_key }),
   });
   assert.equal(upload.status, 400);
 
