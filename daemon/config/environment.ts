@@ -21,6 +21,8 @@ export const ENVIRONMENT_VARIABLES = {
   SVC_CLOCK_OFFSET_MS: "Shifts the brain's clock by this many milliseconds (an integer, may be negative), as a board with a wrong clock would; for tests of sync under clock skew",
   SVC_GENERIC_HARDWARE_SKILLS: '0 turns off the generated hwdev_<device>__<action> tools in favour of the hand-written device skills (hardware.generic_tools; docs/hardware.md)',
   SVC_DEBUG: '1 makes the svc client print the stack of an error after its one-line message',
+  SVC_REGISTRY_URL: 'The marketplace registry svc publish, install and marketplace use when --registry is not given (default: the local brain; docs/registry.md)',
+  SVC_REGISTRY_TOKEN: 'The bearer token svc marketplace review sends to a registry: the reviewer token of svc registry serve (docs/registry.md)',
   CREDENTIALS_DIRECTORY: 'Set by systemd LoadCredential=; vault.key and api-token are read from it',
   NOTIFY_SOCKET: 'Set by systemd Type=notify; READY=1 / STOPPING=1 / WATCHDOG=1 are sent to it',
   WATCHDOG_USEC: 'Set by systemd WatchdogSec=; the brain pings every third of the interval',
