@@ -3,8 +3,9 @@
 // a session has the stream on which the server tells its client `notifications/tools/list_changed`.
 // An `initialize` without a session id opens one (its id in the Mcp-Session-Id header); any other
 // request names its session. Sessions are bounded: past `maxSessions` the least recently used is
-// closed, and one unused for `idleMs` is closed by the next request's sweep (a desktop app that was
-// killed never sends DELETE). A closed session's client gets 404 and initializes again.
+// closed, and one that made no request for `idleMs` is closed by the next request's sweep (a desktop
+// app that was killed never sends DELETE; an open notification stream alone does not count as use).
+// A closed session's client gets 404 and initializes again.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -58,7 +59,8 @@ export class HttpSessions {
     if (id !== undefined) {
       const session = this.sessions.get(id);
       if (!session) return rpcError(res, 404, -32001, `MCP session ${id} not found (closed, expired or from before a restart); initialize a new one`);
-      session.lastUsed = this.deps.now();
+      // Use is a request (POST, DELETE); the GET that holds the notification stream open is not.
+      if (req.method !== 'GET') session.lastUsed = this.deps.now();
       return session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST' || !isInitialize(sdk, body)) return rpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; the first request of a session is initialize');

@@ -41,7 +41,7 @@ export async function stdioClient(brain: Pick<BrainProcess, 'home' | 'url'>): Pr
 export async function httpFixture(token: string): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [FIXTURE, '--http', '0'], { env: { ...process.env, FIXTURE_TOKEN: token }, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const m = /^listening (\d+)$/.exec(line);
       if (m) resolve(Number(m[1]));
     });
