@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { runSkill } from '../../../../skills/sandbox';
+import { runSkill } from '../../../skills/sandbox';
 import { builtinSkill, paramProblems, runBuiltin, resultOf, type BuiltinRun } from '../builtin-rig';
 
 interface Converted {

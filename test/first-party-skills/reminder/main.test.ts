@@ -9,8 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Value } from '@sinclair/typebox/value';
-import { resolve } from '../../../../daemon/taskflows/templates';
-import { CreateTaskflow, NoteStepSpec } from '../../../../protocol/taskflows';
+import { resolve } from '../../../daemon/taskflows/templates';
+import { CreateTaskflow, NoteStepSpec } from '../../../protocol/taskflows';
 import { builtinSkill, flowSummary as summary, held, resultOf, runBuiltin, taskflowRig, type BuiltinRun } from '../builtin-rig';
 
 interface Reminder {

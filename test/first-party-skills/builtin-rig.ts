@@ -6,15 +6,15 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
-import { ToolRegistry } from '../../../daemon/kernel/tool-registry';
-import { validateFlow } from '../../../daemon/taskflows/flow-validation';
-import type { FlowEngine } from '../../../daemon/taskflows/taskflow-routes';
-import { taskflowTools } from '../../../daemon/taskflows/taskflow-tools';
-import type { CreateTaskflow, FlowStatus, TaskflowSummary } from '../../../protocol/taskflows';
-import { ToolFailure } from '../../../daemon/kernel/tool';
-import { readSkillDir, type Skill } from '../../../skills/manifest';
-import { ApprovalPending } from '../../../skills/host-functions';
-import { runSkill, type SkillOutcome } from '../../../skills/sandbox';
+import { ToolRegistry } from '../../daemon/kernel/tool-registry';
+import { validateFlow } from '../../daemon/taskflows/flow-validation';
+import type { FlowEngine } from '../../daemon/taskflows/taskflow-routes';
+import { taskflowTools } from '../../daemon/taskflows/taskflow-tools';
+import type { CreateTaskflow, FlowStatus, TaskflowSummary } from '../../protocol/taskflows';
+import { ToolFailure } from '../../daemon/kernel/tool';
+import { readSkillDir, type Skill } from '../../skills/manifest';
+import { ApprovalPending } from '../../skills/host-functions';
+import { runSkill, type SkillOutcome } from '../../skills/sandbox';
 
 export interface ToolCall {
   name: string;

@@ -8,12 +8,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Value } from '@sinclair/typebox/value';
-import { ToolRegistry } from '../../../../daemon/kernel/tool-registry';
-import type { AgentMemory, DeviceSummary, KnowledgeFact, MemoryHit } from '../../../../daemon/kernel/ports';
-import { memoryTools } from '../../../../daemon/memory/memory-tools';
-import { brainTools } from '../../../../daemon/agent/tools/brain-tools';
-import type { DashboardStatus } from '../../../../protocol/dashboard';
-import { SduiComponent } from '../../../../protocol/session';
+import { ToolRegistry } from '../../../daemon/kernel/tool-registry';
+import type { AgentMemory, DeviceSummary, KnowledgeFact, MemoryHit } from '../../../daemon/kernel/ports';
+import { memoryTools } from '../../../daemon/memory/memory-tools';
+import { brainTools } from '../../../daemon/agent/tools/brain-tools';
+import type { DashboardStatus } from '../../../protocol/dashboard';
+import { SduiComponent } from '../../../protocol/session';
 import { builtinSkill, flowSummary, registryTools, resultOf, runBuiltin, taskflowRig, type ToolAnswer } from '../builtin-rig';
 
 interface Briefing {
