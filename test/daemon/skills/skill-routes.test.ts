@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { Static } from '@sinclair/typebox';
 import { SkillDetail, SkillList } from '../../../protocol/skills';
 import { AuditList } from '../../../protocol/audit';
 import { inProcessBrain } from '../../helpers/assembled-brain';
@@ -43,7 +44,10 @@ void test('install, list, show, execute, disable, enable, delete over /api/skill
   const installed = await api('POST', '/api/skills/install', { path: dir });
   assert.equal(installed.statusCode, 201, installed.body);
   assert.deepEqual(installed.json(), { skill: { id: 'hello', name: 'Skill hello', version: '1.0.0', status: 'active' }, signed_by: key.keyId, unsigned: false, upgraded_from: null });
-  assert.deepEqual((await api('GET', '/api/skills')).json(), { skills: [{ id: 'hello', name: 'Skill hello', version: '1.0.0', status: 'active' }] });
+  // The first-party skills of skills/builtin/ are listed too (in-process, the brain finds the source tree's).
+  const base = (listed.json() as SkillListBody).skills;
+  const now = (await api('GET', '/api/skills')).json() as SkillListBody;
+  assert.deepEqual(now.skills, [...base, { id: 'hello', name: 'Skill hello', version: '1.0.0', status: 'active' as const }].sort((a, b) => a.id.localeCompare(b.id)));
   assert.ok(brain.tools.get('skill_hello'));
   const run = await api('POST', '/api/skills/hello/execute', { params: { name: 'Ada' } });
   assert.equal(run.statusCode, 200, run.body);
@@ -91,4 +95,5 @@ void test('unsigned: 422 {error: "UnverifiedManifest", reason: "unsigned"}; allo
   assert.equal((tampered.json() as { reason: string }).reason, 'file_mismatch');
 });
 
+type SkillListBody = Static<typeof SkillList>;
 type AuditList = { entries: { tag: string; actor: string; subject: string }[] };
