@@ -57,6 +57,9 @@ void test('allowed: the tool\'s result reaches the skill scrubbed of the vault s
   assert.ok(request.turnId.startsWith(`skill:caller:${view.run_id}`), request.turnId);
   assert.ok(isOutsideTurn(request.turnId));
   assert.deepEqual(r.kills, []);
+  // What the skill sees is scrubbed already: a transformed secret cannot get past the final scrub.
+  const reversed = await run(r, `async function main() { const out = await call_tool('reveal', {}); return out.data.key.split('').reverse().join(''); }`);
+  assert.equal(reversed.result, [...REDACTED].reverse().join(''));
   // A secret the skill itself produces is scrubbed from its result too.
   const leaked = await run(r, `'${SECRET}'`);
   assert.equal(leaked.result, REDACTED);

@@ -11,7 +11,7 @@ import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import { RUNS_KEPT, SKILL_MIGRATIONS, SkillStore, statusOf, type SkillRecord } from '../../../daemon/skills/skill-store';
 import type { SkillRunView } from '../../../protocol/skills';
 
-function open(t: { after(fn: () => unknown): void }): { store: SkillStore; reopen: () => SkillStore } {
+function open(t: { after(fn: () => unknown): void }): { store: SkillStore; reopen: () => SkillStore; rows: (skillId: string) => number } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-skill-store-'));
   let sqlite = new SqliteStore(join(dir, 'brain.db'));
   sqlite.migrate('skills', SKILL_MIGRATIONS);
@@ -21,6 +21,7 @@ function open(t: { after(fn: () => unknown): void }): { store: SkillStore; reope
   });
   return {
     store: new SkillStore(sqlite),
+    rows: (skillId) => sqlite.get<{ n: number }>('SELECT count(*) AS n FROM skill_runs WHERE skill_id = ?', [skillId])!.n,
     reopen: () => {
       sqlite.close();
       sqlite = new SqliteStore(join(dir, 'brain.db'));
@@ -50,19 +51,21 @@ void test('records round-trip, sorted by id; an upgrade keeps the disabled flag;
 });
 
 void test(`runs: newest first, at most RUNS_KEPT (${RUNS_KEPT}) per skill; another skill's runs stay; remove forgets them`, async (t) => {
-  const { store } = open(t);
+  const { store, rows } = open(t);
   await store.put(record('busy'));
   await store.put(record('quiet'));
   await store.addRun('quiet', runView(0));
   for (let n = 1; n <= RUNS_KEPT + 7; n++) await store.addRun('busy', runView(n));
   const runs = store.runs('busy');
   assert.equal(runs.length, RUNS_KEPT);
+  assert.equal(rows('busy'), RUNS_KEPT, 'older runs are deleted, not only hidden');
   assert.deepEqual(runs[0], runView(RUNS_KEPT + 7));
   assert.deepEqual(runs.map((r) => r.run_id), Array.from({ length: RUNS_KEPT }, (_, i) => runView(RUNS_KEPT + 7 - i).run_id));
   assert.deepEqual(store.runs('quiet'), [runView(0)]);
   assert.equal(await store.remove('busy'), true);
   assert.equal(await store.remove('busy'), false);
   assert.deepEqual(store.runs('busy'), []);
+  assert.equal(rows('busy'), 0);
   assert.deepEqual(store.runs('quiet'), [runView(0)]);
 });
 
