@@ -113,41 +113,44 @@ export class RegistryService {
   // ── Publishing ─────────────────────────────────────────────────────────────────────────────────
   async publish(body: PublishBody): Promise<PublishResult> {
     const bundle = await checkBundle(body, this.limits.archive);
-    this.checkPending(bundle.keyId);
-    const found = this.itemByName(bundle.name);
-    if (found && found.kind !== bundle.kind) throw new AppError('CONFLICT', `${bundle.name} is published as a ${found.kind}; a ${bundle.kind} needs another name`, { name: bundle.name, kind: found.kind });
-    const item = found ?? { id: randomUUID(), kind: bundle.kind, name: bundle.name, owner_key_id: null, created_at: this.now() };
-    const next = this.decide(item, { type: 'submit', version: bundle.version, keyId: bundle.keyId });
+    this.checkPending(this.store, bundle.keyId);
     writeFileAtomic(this.blobPath(bundle.sha256), bundle.bytes, 0o600);
     const submissionId = randomUUID();
-    const row: VersionRow = {
-      submission_id: submissionId,
-      item_id: item.id,
-      version: bundle.version,
-      state: 'submitted',
-      reason: null,
-      key_id: bundle.keyId,
-      public_key: body.public_key,
-      sha256: bundle.sha256,
-      sig: body.signature.sig,
-      size: bundle.bytes.length,
-      manifest: JSON.stringify(bundle.manifest),
-      display_name: bundle.displayName,
-      description: bundle.description,
-      submitted_at: this.now(),
-      reviewed_at: null,
-    };
-    await this.store.write((db) => {
-      if (!found) db.run('INSERT INTO registry_items (id, kind, name, owner_key_id, created_at) VALUES (?, ?, ?, NULL, ?)', [item.id, item.kind, item.name, item.created_at]);
-      db.run('DELETE FROM registry_versions WHERE item_id = ? AND version = ?', [item.id, bundle.version]); // a rejected number submitted again
-      insertVersion(db, row);
-      saveStates(db, item.id, next, this.now(), null);
+    // Decided inside the write, on what the store holds then: two publishes of one new name cannot both create it.
+    const item = await this.store.write((db) => {
+      this.checkPending(db, bundle.keyId);
+      const found = itemByName(db, bundle.name);
+      if (found && found.kind !== bundle.kind) throw new AppError('CONFLICT', `${bundle.name} is published as a ${found.kind}; a ${bundle.kind} needs another name`, { name: bundle.name, kind: found.kind });
+      const target = found ?? { id: randomUUID(), kind: bundle.kind, name: bundle.name, owner_key_id: null, created_at: this.now() };
+      const next = decide(db, target, { type: 'submit', version: bundle.version, keyId: bundle.keyId });
+      if (!found) db.run('INSERT INTO registry_items (id, kind, name, owner_key_id, created_at) VALUES (?, ?, ?, NULL, ?)', [target.id, target.kind, target.name, target.created_at]);
+      db.run('DELETE FROM registry_versions WHERE item_id = ? AND version = ?', [target.id, bundle.version]); // a rejected number submitted again
+      insertVersion(db, {
+        submission_id: submissionId,
+        item_id: target.id,
+        version: bundle.version,
+        state: 'submitted',
+        reason: null,
+        key_id: bundle.keyId,
+        public_key: body.public_key,
+        sha256: bundle.sha256,
+        sig: body.signature.sig,
+        size: bundle.bytes.length,
+        manifest: JSON.stringify(bundle.manifest),
+        display_name: bundle.displayName,
+        description: bundle.description,
+        submitted_at: this.now(),
+        reviewed_at: null,
+      });
+      saveStates(db, target.id, next, this.now(), null);
+      return target;
     });
     return { id: item.id, kind: item.kind, name: item.name, version: bundle.version, submission_id: submissionId, state: 'submitted', visibility: 'private' };
   }
 
-  private checkPending(keyId: string): void {
-    const pending = this.store.get<{ all: number; mine: number }>("SELECT count(*) AS \"all\", coalesce(sum(key_id = ?), 0) AS mine FROM registry_versions WHERE state = 'submitted'", [keyId]);
+  /** Checked before the archive is stored (a full queue costs no disk) and again in the write that stores it. */
+  private checkPending(db: Db, keyId: string): void {
+    const pending = db.get<{ all: number; mine: number }>("SELECT count(*) AS \"all\", coalesce(sum(key_id = ?), 0) AS mine FROM registry_versions WHERE state = 'submitted'", [keyId]);
     if ((pending?.mine ?? 0) >= this.limits.maxPendingPerKey) throw new AppError('RATE_LIMITED', `key ${keyId} has ${pending?.mine} submissions waiting for review (at most ${this.limits.maxPendingPerKey})`);
     if ((pending?.all ?? 0) >= this.limits.maxPending) throw new AppError('RATE_LIMITED', `this registry has ${pending?.all} submissions waiting for review (at most ${this.limits.maxPending}); try again once they are reviewed`);
   }
@@ -169,10 +172,10 @@ export class RegistryService {
   /** An item by UUID or name with its public versions; an item still under review shows no version and is not installable. */
   detail(ref: string): ItemDetail {
     const item = this.resolve(ref);
-    const versions = this.versionsOf(item.id).filter((v) => isDownloadable(v.state));
+    const versions = versionsOf(this.store, item.id).filter((v) => isDownloadable(v.state));
     versions.sort((a, b) => compareSemver(b.version, a.version));
     const current = versions.find((v) => v.state === 'published');
-    const shown = current ?? this.versionsOf(item.id).at(-1);
+    const shown = current ?? versionsOf(this.store, item.id).at(-1);
     return {
       id: item.id,
       kind: item.kind,
@@ -190,7 +193,7 @@ export class RegistryService {
   /** The tarball of the published version (or of `version`, when public), with what identifies it. */
   download(ref: string, version: string | undefined): { bytes: Buffer; view: VersionView } {
     const item = this.resolve(ref);
-    const versions = this.versionsOf(item.id);
+    const versions = versionsOf(this.store, item.id);
     const row = version === undefined ? versions.find((v) => v.state === 'published') : versions.find((v) => v.version === version);
     if (row === undefined) {
       if (version !== undefined) throw notFound('version', `${item.name}@${version}`);
@@ -222,47 +225,32 @@ export class RegistryService {
   /** Approves or rejects a waiting submission; `ref` is its submission id, or its item's UUID or name when that item has one waiting. */
   async review(ref: string, decision: 'approve' | 'reject', reason: string | undefined, reviewer: string): Promise<Submission> {
     const row = this.waitingSubmission(ref);
-    const item = this.store.get<ItemRow>('SELECT * FROM registry_items WHERE id = ?', [row.item_id])!;
     const event: ItemEvent = decision === 'approve' ? { type: 'approve', version: row.version } : { type: 'reject', version: row.version, reason: reason ?? `rejected by ${reviewer}` };
-    const next = this.decide(item, event);
-    await this.store.write((db) => saveStates(db, item.id, next, this.now(), row.version));
+    await this.store.write((db) => {
+      const item = db.get<ItemRow>('SELECT * FROM registry_items WHERE id = ?', [row.item_id])!;
+      saveStates(db, item.id, decide(db, item, event), this.now(), row.version);
+    });
     return this.submissionView(row.submission_id);
   }
 
   /** The publisher takes a version back, proving it with the key that signed the version (WithdrawBody). */
   async withdraw(ref: string, body: WithdrawBody): Promise<VersionView> {
     const item = this.resolve(ref);
-    const row = this.versionsOf(item.id).find((v) => v.version === body.version);
+    const row = versionsOf(this.store, item.id).find((v) => v.version === body.version);
     if (row === undefined) throw notFound('version', `${item.name}@${body.version}`);
     const key = row.key_id === body.key_id ? publicKeyOf(row.public_key) : undefined;
     if (key === undefined || !verifyMessage(key, withdrawMessage(item.id, body.version), body.signature)) {
       throw new AppError('FORBIDDEN', `a withdrawal of ${item.name}@${body.version} is signed by the key that published it (${row.key_id}) over "${WITHDRAW_CONTEXT}\\n<item id>\\n<version>"`);
     }
-    const next = this.decide(item, { type: 'withdraw', version: body.version, keyId: body.key_id });
-    await this.store.write((db) => saveStates(db, item.id, next, this.now(), null));
-    return this.view(item, this.versionsOf(item.id).find((v) => v.version === body.version)!);
+    await this.store.write((db) => saveStates(db, item.id, decide(db, db.get<ItemRow>('SELECT * FROM registry_items WHERE id = ?', [item.id])!, { type: 'withdraw', version: body.version, keyId: body.key_id }), this.now(), null));
+    return this.view(item, versionsOf(this.store, item.id).find((v) => v.version === body.version)!);
   }
 
   // ── Helpers ────────────────────────────────────────────────────────────────────────────────────
-  private decide(item: ItemRow, event: ItemEvent): ItemRecord {
-    const current: ItemRecord = { ownerKeyId: item.owner_key_id, versions: this.versionsOf(item.id).map((v) => ({ version: v.version, keyId: v.key_id, state: v.state, reason: v.reason })) };
-    const t = transition(current, event);
-    if (!t.ok) throw new AppError(t.code, `${item.name}: ${t.message}`, { id: item.id, name: item.name });
-    return t.item;
-  }
-
   private resolve(ref: string): ItemRow {
-    const item = UUID.test(ref) ? this.store.get<ItemRow>('SELECT * FROM registry_items WHERE id = ?', [ref]) : this.itemByName(ref);
+    const item = UUID.test(ref) ? this.store.get<ItemRow>('SELECT * FROM registry_items WHERE id = ?', [ref]) : itemByName(this.store, ref);
     if (item === undefined) throw notFound('item', ref);
     return item;
-  }
-
-  private itemByName(name: string): ItemRow | undefined {
-    return this.store.get<ItemRow>('SELECT * FROM registry_items WHERE name = ?', [name]);
-  }
-
-  private versionsOf(itemId: string): VersionRow[] {
-    return this.store.all<VersionRow>('SELECT * FROM registry_versions WHERE item_id = ? ORDER BY submitted_at, submission_id', [itemId]);
   }
 
   private waitingSubmission(ref: string): VersionRow {
@@ -272,7 +260,7 @@ export class RegistryService {
       return bySubmission;
     }
     const item = this.resolve(ref);
-    const waiting = this.versionsOf(item.id).filter((v) => v.state === 'submitted');
+    const waiting = versionsOf(this.store, item.id).filter((v) => v.state === 'submitted');
     if (waiting.length === 1) return waiting[0]!;
     if (waiting.length === 0) throw new AppError('CONFLICT', `${item.name} has no submission waiting for review`, { id: item.id });
     throw new AppError('CONFLICT', `${item.name} has ${waiting.length} submissions waiting (${waiting.map((w) => w.version).join(', ')}); name one by its submission id`, { submissions: waiting.map((w) => w.submission_id) });
@@ -309,6 +297,18 @@ export class RegistryService {
     return new Date(this.clock.now()).toISOString();
   }
 }
+
+/** The item's next state after `event`, decided on what `db` holds; a refusal is its AppError (403, 404, 409). */
+function decide(db: Db, item: ItemRow, event: ItemEvent): ItemRecord {
+  const current: ItemRecord = { ownerKeyId: item.owner_key_id, versions: versionsOf(db, item.id).map((v) => ({ version: v.version, keyId: v.key_id, state: v.state, reason: v.reason })) };
+  const t = transition(current, event);
+  if (!t.ok) throw new AppError(t.code, `${item.name}: ${t.message}`, { id: item.id, name: item.name });
+  return t.item;
+}
+
+const itemByName = (db: Db, name: string): ItemRow | undefined => db.get<ItemRow>('SELECT * FROM registry_items WHERE name = ?', [name]);
+
+const versionsOf = (db: Db, itemId: string): VersionRow[] => db.all<VersionRow>('SELECT * FROM registry_versions WHERE item_id = ? ORDER BY submitted_at, submission_id', [itemId]);
 
 /** Where a public version's tarball is, under the registry's URL. */
 export const downloadPath = (name: string, version: string): string => `${REGISTRY_PREFIX}/items/${encodeURIComponent(name)}/download?version=${encodeURIComponent(version)}`;

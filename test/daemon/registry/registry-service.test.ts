@@ -63,3 +63,13 @@ void test('a superseded version stays downloadable by its number; the listing sh
   assert.equal(old.view.visibility, 'public');
   assert.deepEqual(registry.detail('pump').versions.map((v) => [v.version, v.state]), [['1.1.0', 'published'], ['1.0.0', 'superseded']]);
 });
+
+void test('publishes of one new name at once land as one item; reviews at once decide once', async (t) => {
+  const { registry } = tempRegistry(t);
+  const [a, b] = await Promise.all([registry.publish(daemonBody(ALICE, 'pump', '1.0.0')), registry.publish(daemonBody(BOB, 'pump', '1.0.1'))]);
+  assert.equal(a.id, b.id);
+  const results = await Promise.allSettled([registry.review(a.submission_id, 'approve', undefined, 'r'), registry.review(b.submission_id, 'approve', undefined, 'r')]);
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected'], 'the second approval meets the binding the first made');
+  assert.ok(results[1]!.status === 'rejected' && results[1].reason instanceof AppError && results[1].reason.status === 409);
+  assert.equal(registry.detail('pump').current?.key_id, ALICE.keyId);
+});
