@@ -62,6 +62,8 @@ export interface LinkOptions {
   onStatus?(status: LinkStatus): void;
   /** The first node_ack of this process (systemd READY=1). */
   onFirstAck?(): void;
+  /** Every node_ack (daemon-sync.ts asks the brain for this node's daemon then). */
+  onAck?(): void;
   uptimeS(): number;
   random?: () => number;
   ackTimeoutMs?: number;
@@ -261,6 +263,7 @@ export class NodeLink {
       this.acked = true;
       this.o.onFirstAck?.();
     }
+    this.o.onAck?.();
   }
 
   private startHeartbeat(ws: WebSocket, everyMs: number): void {

@@ -4,6 +4,7 @@
 // not restart into the same refusal). A bad config file is exit 78 (EX_CONFIG), every problem listed.
 // Human lines go to stderr; pino's JSON log lines go to the logger the composition root gives.
 import { arch, platform, release, type as osType } from 'node:os';
+import { dirname } from 'node:path';
 import type { DeviceManifest, NodeRegister, NodeType } from '../protocol/node';
 import { normalizeAction } from '../protocol/node';
 import type { AdapterLog, DeviceAdapter } from './adapters/adapter';
@@ -17,6 +18,8 @@ import { readNodeKey } from '../mesh/node-key-store';
 import { NodeLink, nodeSocketUrl, type LinkEnd } from './link';
 import type { Io } from './pair-command';
 import type { AgentNotifier } from './sd-notify';
+import { DaemonStore, daemonRoot } from './daemon-store';
+import { DaemonSync } from './daemon-sync';
 
 export const EXIT_STOPPED = 0;
 export const EXIT_FAILED = 1;
@@ -54,6 +57,10 @@ export interface RunContext {
   stop: AbortSignal;
   agentVersion: string;
   uptimeS(): number;
+  /** HTTP to the brain (daemon delivery, daemon-sync.ts); default the global fetch. */
+  fetch?: typeof globalThis.fetch;
+  /** Where delivered daemons are kept (<state dir>/daemons/<node_id>/); default the key directory's parent. */
+  stateDir?: string;
 }
 
 /** Not on Linux ARM (a Pi): "server". */
@@ -200,6 +207,15 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
   const devices = await adaptersFor(config, ctx);
   const manifests = devices.map((d) => d.manifest);
   const url = nodeSocketUrl(brain.url);
+  const daemons = new DaemonSync({
+    brainUrl: brain.url,
+    key,
+    nodeId,
+    store: new DaemonStore(daemonRoot(ctx.stateDir ?? dirname(keyDir), nodeId)),
+    fetch: ctx.fetch ?? globalThis.fetch,
+    log: ctx.log.child({ part: 'daemons' }),
+    linked: () => link.status().state === 'linked',
+  });
   const register = (): NodeRegister => ({
     node_id: nodeId,
     node_type: config.node_type ?? defaultNodeType(),
@@ -221,6 +237,7 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
     log: ctx.log.child({ part: 'link' }),
     uptimeS: () => ctx.uptimeS(),
     onStatus: () => ctx.notifier.status(statusLine(link, devices)),
+    onAck: () => daemons.poke(),
     onFirstAck: () => {
       ctx.notifier.ready(statusLine(link, devices));
       io.err.write(`node-agent: node "${nodeId}" linked to ${url} with ${devices.length} device${devices.length === 1 ? '' : 's'}\n`);
@@ -240,6 +257,7 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
   }
   io.err.write(`node-agent: linking node "${nodeId}" to the brain at ${brain.url} (${brain.via}${brain.name !== undefined ? `: ${brain.name}` : ''})\n`);
   link.start();
+  daemons.start();
   health.check = () => link.healthy();
 
   const stopped = new Promise<'signal'>((resolve) => {
@@ -249,6 +267,7 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
   const end: LinkEnd | 'signal' = await Promise.race([link.done, stopped]);
   health.check = () => true;
   if (end === 'signal') ctx.notifier.stopping();
+  daemons.stop();
   await link.stop();
   await stopDevices(devices, ctx.log);
   if (end !== 'signal' && end.kind === 'refused') {

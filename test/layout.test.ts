@@ -27,7 +27,8 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   signing: ['protocol', 'mesh'],
   // The brain runs skills (skills/: the sandbox and its pool) through its skills capability.
   daemon: ['protocol', 'mesh', 'sync', 'signing', 'skills'],
-  'node-agent': ['protocol', 'mesh', 'sync'],
+  // The node-agent extracts the daemon bundles the brain delivers with the same careful archive reader (signing/archive.ts).
+  'node-agent': ['protocol', 'mesh', 'sync', 'signing'],
   // The reference phone-bridge client is bundled on its own for app developers: the wire contract and
   // the pairing helpers only.
   'phone-bridge': ['protocol', 'mesh'],
