@@ -152,7 +152,7 @@ void test('restart: installed skills come back active; a changed main.js, a chan
   const other = newKey();
   rig.trust(key);
   rig.trust(other);
-  for (const id of ['steady', 'tampered-code', 'tampered-manifest']) await rig.skills.install({ path: writeSkill(rig.work, { id }, key) }, 'admin');
+  for (const id of ['steady', 'tampered-code', 'tampered-manifest', 'stripped']) await rig.skills.install({ path: writeSkill(rig.work, { id }, key) }, 'admin');
   await rig.skills.install({ path: writeSkill(rig.work, { id: 'orphaned' }, other) }, 'admin');
   await rig.skills.install({ path: writeSkill(rig.work, { id: 'loose' }), allow_unsigned: true }, 'admin');
   await rig.skills.setEnabled('loose', false);
@@ -162,19 +162,21 @@ void test('restart: installed skills come back active; a changed main.js, a chan
   manifest.permissions.tools = ['reboot'];
   writeFileSync(manifestPath, JSON.stringify(manifest));
   rig.pinned.delete(other.keyId);
+  rmSync(join(rig.home, 'skills', 'stripped', 'manifest.signed.json'));
   mkdirSync(join(rig.home, 'skills', '.staging-left-over'));
   writeFileSync(join(rig.home, 'skills', '.staging-left-over', 'main.js'), '');
   mkdirSync(join(rig.home, 'skills', '.old-left-over'));
 
   await rig.restart();
   const status = Object.fromEntries(rig.skills.list().map((s) => [s.id, s.status]));
-  assert.deepEqual(status, { steady: 'active', 'tampered-code': 'error', 'tampered-manifest': 'error', orphaned: 'error', loose: 'disabled' });
+  assert.deepEqual(status, { steady: 'active', 'tampered-code': 'error', 'tampered-manifest': 'error', orphaned: 'error', stripped: 'error', loose: 'disabled' });
   assert.match(rig.skills.detail('tampered-code').error!, /^file_mismatch: main\.js/);
   assert.match(rig.skills.detail('tampered-manifest').error!, /^manifest_mismatch/);
   assert.match(rig.skills.detail('orphaned').error!, /^unknown_key/);
+  assert.match(rig.skills.detail('stripped').error!, /^unsigned/, 'a signed skill stripped of its signature does not pass as unsigned');
   assert.equal(rig.skills.detail('steady').error, null);
   assert.ok(rig.tools.get('skill_steady'));
-  for (const id of ['skill_tampered_code', 'skill_tampered_manifest', 'skill_orphaned', 'skill_loose']) assert.equal(rig.tools.get(id), undefined, id);
+  for (const id of ['skill_tampered_code', 'skill_tampered_manifest', 'skill_orphaned', 'skill_stripped', 'skill_loose']) assert.equal(rig.tools.get(id), undefined, id);
   await rejectsWith(rig.skills.execute('tampered-code', {}, 'manual', 'dashboard'), 409, 'file_mismatch');
   assert.deepEqual(readdirSync(join(rig.home, 'skills')).filter((n) => n.startsWith('.')), [], 'staging and old folders are swept');
   assert.ok(rig.warnings.some((w) => w.includes('.staging-left-over')));
