@@ -5,13 +5,16 @@
 // as memory, each counted in svc_sandbox_kills_total on /metrics; an unsigned install is 422
 // UnverifiedManifest (reason unsigned), and with allow_unsigned 201 with an unsigned_install entry in
 // GET /api/audit; after a restart the skills are still there and active (their tools registered at
-// start); a removed skill is gone, and after the next restart so is its tool.
+// start); a removed skill is gone, and after the next restart so is its tool. Then the agent: a
+// scripted model (the fake OpenAI server) calls a skill's tool, and the skill's result reaches it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBrain, tempHome, type BrainProcess } from '../helpers/brain-process';
+import { connect, waitForFrame } from '../helpers/session-client';
+import { startOpenAiServer, type FakeReply } from '../fakes/openai-server';
 import { publisherKey, skillArchive, skillDir } from './fixtures/skill-dirs';
 
 interface Answer {
@@ -112,4 +115,40 @@ void test('skills on the built brain: install signed, run, held, killed, unsigne
   assert.equal(await metric(brain, 'svc_tool_denials_total{tool="skill_hello"}'), undefined, 'no skill_hello tool after the restart');
   assert.equal(await metric(brain, 'svc_tool_denials_total{tool="skill_loose"}'), 0);
   assert.equal((await listed(brain)).length, builtin.length + 4);
+});
+
+void test('the agent calls a skill\'s tool: a scripted model asks for skill_greeter, the skill runs in the sandbox and its result goes back to the model', { timeout: 90_000 }, async (t) => {
+  const fake = await startOpenAiServer();
+  t.after(() => fake.close());
+  const home = tempHome('svc-e2e-skills-agent-');
+  const work = mkdtempSync(join(tmpdir(), 'svc-e2e-skills-agent-src-'));
+  t.after(() => {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+  writeFileSync(join(home, 'settings.json'), JSON.stringify({ providers: { chain: [{ id: 'openai', kind: 'openai', base_url: fake.baseURL, keyless: true }] } }));
+  fake.reply((req): FakeReply => {
+    const messages = (Array.isArray(req.body?.messages) ? req.body.messages : []) as { role: string; content?: unknown }[];
+    if (messages[0]?.role === 'system' && String(messages[0].content).startsWith('Extract the facts')) return { kind: 'text', chunks: ['{"triples":[]}'] };
+    const last = messages.at(-1);
+    if (last?.role === 'user' && String(last.content) === 'greet Ada') return { kind: 'tool_calls', calls: [{ id: 'call_1', name: 'skill_greeter', argumentChunks: ['{"name":"Ada"}'] }] };
+    if (last?.role === 'tool') return { kind: 'text', chunks: [`The skill said: ${String(last.content)}`] };
+    return { kind: 'text', chunks: ['Hello from fake'] };
+  });
+  const brain = await startBrain({ home, keepHome: true });
+  t.after(() => brain.stop());
+  const key = publisherKey();
+  assert.equal((await call(brain, 'PUT', `/api/publishers/keys/${key.keyId}`, { public_key: key.publicKey })).status, 200);
+  assert.equal((await call(brain, 'POST', '/api/skills/install', { path: skillDir(work, { id: 'greeter', source: 'function main(p) { return { greeting: "hello " + p.name }; }' }, key) })).status, 201);
+
+  const { ws, frames } = await connect(brain);
+  t.after(() => ws.close());
+  ws.send(JSON.stringify({ type: 'text_command', session_id: '', payload: { text: 'greet Ada' } }));
+  const answer = await waitForFrame(ws, frames, 'text_response', (m) => JSON.stringify(m).includes('The skill said'));
+  assert.match(JSON.stringify(answer), /hello Ada/);
+  const toolTurn = fake.requests.find((r) => JSON.stringify(r.body?.messages ?? []).includes('"role":"tool"'));
+  assert.ok(toolTurn, 'the tool result went back to the model');
+  assert.match(JSON.stringify(toolTurn.body?.messages), /hello Ada/);
+  const runs = ((await call(brain, 'GET', '/api/skills/greeter')).body as { recent_runs: { trigger: string; status: string }[] }).recent_runs;
+  assert.deepEqual(runs.map((r) => [r.trigger, r.status]), [['tool', 'ok']]);
 });
