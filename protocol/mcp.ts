@@ -14,7 +14,7 @@ const Obj = <P extends Record<string, TSchema>>(props: P, description?: string) 
 export const SERVER_NAME = '^[a-z][a-z0-9]{0,23}$';
 export const ServerName = Type.String({ pattern: SERVER_NAME, description: 'Lower-case letters and digits, at most 24, starting with a letter' });
 
-/** A secret kept in the vault, named `<namespace>/<key>` (svc mcp secret set <key> writes namespace `mcp`). */
+/** A secret kept in the vault, named `<namespace>/<key>` (svc mcp secret <key> writes namespace `mcp`). */
 export const VaultRef = Obj({ vault: Type.String({ pattern: '^[^/\\s]+/\\S+$', maxLength: 200, description: '<namespace>/<key> in the vault' }) }, 'A value read from the vault');
 export type VaultRef = Static<typeof VaultRef>;
 

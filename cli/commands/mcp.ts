@@ -5,7 +5,7 @@
 //                                                    secrets as {"vault": "<namespace>/<key>"}; --safety <level>
 //   svc mcp servers remove <name>                    one added here (settings.json's are edited there)
 //   svc mcp servers test <name> [--json]             connect once and list its tools
-//   svc mcp secret set <key>                         a secret in the vault as mcp/<key> (typed hidden, or from stdin)
+//   svc mcp secret <key>                             a secret in the vault as mcp/<key> (typed hidden, or from stdin)
 import type { Sade } from 'sade';
 import { SERVER_NAME, type ConfigValue, type McpServerDeclaration, type McpServerList, type McpServerStatus, type McpTestResult } from '../../protocol/mcp';
 import { callBrain, type Connection } from '../connection';
@@ -140,5 +140,5 @@ export function registerMcpCommands(prog: Sade, ctx: CommandContext): void {
     .command('mcp servers test <name>', 'Connect to a declared MCP server once and list its tools')
     .option('--json', 'Machine-readable output')
     .action(async (name: string, o: Opts) => ctx.exit(await serversTest(ctx.conn(o), ctx, name, o.json === true)));
-  prog.command('mcp secret set <key>', 'Store a secret for MCP servers in the vault as mcp/<key> (typed hidden, or piped on stdin)').action(async (key: string, o: Opts) => ctx.exit(await secretSet(ctx.conn(o), ctx, key)));
+  prog.command('mcp secret <key>', 'Store a secret for MCP servers in the vault as mcp/<key> (typed hidden, or piped on stdin)').action(async (key: string, o: Opts) => ctx.exit(await secretSet(ctx.conn(o), ctx, key)));
 }

@@ -25,7 +25,7 @@ export function resolveValue(value: ConfigValue, vault: Pick<SecretStore, 'get' 
   const [namespace, key] = [value.vault.slice(0, slash), value.vault.slice(slash + 1)];
   if (vault.status().state !== 'ok') throw new ServerConfigError(`${what}: the vault is ${vault.status().state}, so ${value.vault} cannot be read`);
   const secret = vault.get(namespace, key);
-  if (secret === undefined) throw new ServerConfigError(`${what}: no secret ${value.vault} in the vault (svc mcp secret set ${key} puts one in namespace mcp)`);
+  if (secret === undefined) throw new ServerConfigError(`${what}: no secret ${value.vault} in the vault (svc mcp secret ${key} puts one in namespace mcp)`);
   return secret;
 }
 

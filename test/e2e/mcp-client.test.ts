@@ -140,7 +140,7 @@ void test('svc mcp servers: add with a vault env secret, an HTTP server with a v
   const svc = (args: string[], input?: string) => spawnSync(process.execPath, [SVC, '--url', rig.brain.url, ...args], { env, input: input ?? '', encoding: 'utf8', timeout: 60_000 });
 
   const secret = 'pa55-w0rd-for-the-fixture';
-  const set = svc(['mcp', 'secret', 'set', 'fixturekey'], `${secret}\n`);
+  const set = svc(['mcp', 'secret', 'fixturekey'], `${secret}\n`);
   assert.equal(set.status, 0, set.stderr);
   assert.match(set.stdout, /"vault": "mcp\/fixturekey"/);
 
@@ -153,7 +153,7 @@ void test('svc mcp servers: add with a vault env secret, an HTTP server with a v
   const token = 'fixture-http-token-7a1c';
   const remote = await httpFixture(token);
   t.after(() => remote.stop());
-  const setHeader = svc(['mcp', 'secret', 'set', 'remotebearer'], `Bearer ${token}\n`);
+  const setHeader = svc(['mcp', 'secret', 'remotebearer'], `Bearer ${token}\n`);
   assert.equal(setHeader.status, 0, setHeader.stderr);
   assert.equal(svc(['mcp', 'servers', 'add', 'remote', '--http', remote.url, '--headers', JSON.stringify({ authorization: { vault: 'mcp/remotebearer' } }), '--safety', 'passive']).status, 0);
   const http = await serverWhen(rig.brain, 'remote', (s) => s.state === 'connected');
