@@ -169,13 +169,14 @@ export class RegistryService {
       .map((r) => ({ id: r.id, kind: r.kind, name: r.name, display_name: r.display_name, description: r.description, version: r.version, key_id: r.key_id }));
   }
 
-  /** An item by UUID or name with its public versions; an item still under review shows no version and is not installable. */
+  /** An item by UUID or name with its public versions; an item still under review shows only its name, no version, and is not installable. */
   detail(ref: string): ItemDetail {
     const item = this.resolve(ref);
     const versions = versionsOf(this.store, item.id).filter((v) => isDownloadable(v.state));
     versions.sort((a, b) => compareSemver(b.version, a.version));
     const current = versions.find((v) => v.state === 'published');
-    const shown = current ?? versionsOf(this.store, item.id).at(-1);
+    // A private submission says nothing of itself here: the name exists, nothing more (spec 3.3).
+    const shown = current ?? versions[0];
     return {
       id: item.id,
       kind: item.kind,

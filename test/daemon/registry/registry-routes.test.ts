@@ -40,7 +40,7 @@ void test('publish lands submitted and private; approved it is listed and downlo
 
   assert.deepEqual((await app.inject({ url: `${P}/items` })).json<ItemList>().items, [], 'a submission is not listed');
   const before = (await app.inject({ url: `${P}/items/weather` })).json<ItemDetail>();
-  assert.deepEqual({ installable: before.installable, current: before.current, versions: before.versions }, { installable: false, current: null, versions: [] });
+  assert.deepEqual({ installable: before.installable, current: before.current, versions: before.versions, display_name: before.display_name, description: before.description }, { installable: false, current: null, versions: [], display_name: 'weather', description: '' }, 'a private submission shows only its name');
   const early = await app.inject({ url: `${P}/items/weather/download` });
   assert.equal(early.statusCode, 409);
   assert.equal(reasonOf(early.body), 'not_reviewed');
