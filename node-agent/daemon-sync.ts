@@ -194,6 +194,6 @@ async function readBounded(res: Response, max: number): Promise<Uint8Array> {
     if (size > max) break;
     chunks.push(chunk);
   }
-  if (size > max) throw new DeliveryError(`the bundle is larger than the ${max} bytes the offer named`);
+  if (size > max) throw new DeliveryError(`size mismatch: the bundle is larger than the ${max} bytes the brain's offer names`);
   return new Uint8Array(Buffer.concat(chunks));
 }

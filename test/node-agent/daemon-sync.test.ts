@@ -116,7 +116,7 @@ void test('a bundle larger than the offer says, or than the agent takes, is refu
   const { sync, brain, installs, offerOf } = rig({ maxBundleBytes: 100 });
   brain.offer = { ...offerOf('1.0.0'), size: 2 };
   await sync.check();
-  assert.match(brain.reports[0]!.error ?? '', /larger than the 2 bytes the offer named/);
+  assert.match(brain.reports[0]!.error ?? '', /^size mismatch: the bundle is larger than the 2 bytes the brain's offer names$/);
   brain.offer = { ...offerOf('1.0.1'), size: 101 };
   await sync.check();
   assert.match(brain.reports[1]!.error ?? '', /101 bytes; this node-agent takes at most 100/);
