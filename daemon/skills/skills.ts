@@ -51,6 +51,8 @@ export interface SkillsDeps {
 
 export class Skills {
   private readonly loaded = new Map<string, Loaded>();
+  /** Installs, removals and enable/disable run one at a time: each reads what the one before left. */
+  private changes: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: SkillsDeps) {}
 
@@ -95,7 +97,11 @@ export class Skills {
   }
 
   /** Installs or upgrades a skill (409 when the same or a newer version is installed, or it ships with svc). */
-  async install(body: SkillInstallBody, actor: string): Promise<SkillInstallResult> {
+  install(body: SkillInstallBody, actor: string): Promise<SkillInstallResult> {
+    return this.oneAtATime(() => this.installNow(body, actor));
+  }
+
+  private async installNow(body: SkillInstallBody, actor: string): Promise<SkillInstallResult> {
     const bundle = await this.deps.installer.check(body);
     const { manifest } = bundle;
     const existing = this.loaded.get(manifest.id);
@@ -116,7 +122,11 @@ export class Skills {
     return { skill: this.item(this.get(manifest.id)), signed_by: bundle.signedBy, unsigned: bundle.signedBy === null, upgraded_from: existing?.record.version ?? null };
   }
 
-  async remove(id: string): Promise<void> {
+  remove(id: string): Promise<void> {
+    return this.oneAtATime(() => this.removeNow(id));
+  }
+
+  private async removeNow(id: string): Promise<void> {
     const l = this.get(id);
     if (l.record.source === BUILTIN) throw new AppError('CONFLICT', `skill ${id} ships with svc; disable it instead (svc skills disable ${id})`, { id });
     this.unload(id);
@@ -125,7 +135,11 @@ export class Skills {
     this.deps.logger.info({ skill: id }, 'skill removed');
   }
 
-  async setEnabled(id: string, enabled: boolean): Promise<SkillListItem> {
+  setEnabled(id: string, enabled: boolean): Promise<SkillListItem> {
+    return this.oneAtATime(() => this.setEnabledNow(id, enabled));
+  }
+
+  private async setEnabledNow(id: string, enabled: boolean): Promise<SkillListItem> {
     const l = this.get(id);
     await this.deps.store.setDisabled(id, !enabled);
     this.unload(id);
@@ -148,6 +162,13 @@ export class Skills {
     const view = await this.deps.runner.run({ skill, params, trigger, sessionId });
     await this.deps.store.addRun(skill.manifest.id, view);
     return view;
+  }
+
+  private oneAtATime<T>(change: () => Promise<T>): Promise<T> {
+    const next = this.changes.then(change, change);
+    // The chain only orders the changes; each caller still receives its own failure from `next`.
+    this.changes = next.catch(() => undefined);
+    return next;
   }
 
   private get(id: string): Loaded {
