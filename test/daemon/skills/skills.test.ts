@@ -215,3 +215,17 @@ void test('restart: an installed skill whose id a newer build ships as a first-p
   assert.equal(rig.skills.detail('clock').source, BUILTIN);
   assert.equal((await rig.skills.execute('clock', {}, 'manual', 'dashboard')).result, 'first-party');
 });
+
+void test('two installs of the same skill at once: one installs, the other is a 409; the skill is active with one tool', { timeout: 30_000 }, async (t) => {
+  const rig = await skillsRig(t);
+  const key = newKey();
+  rig.trust(key);
+  const dirs = [writeSkill(rig.work, { id: 'twin' }, key), writeSkill(rig.work, { id: 'twin' }, key)];
+  const outcomes = await Promise.allSettled(dirs.map((path) => rig.skills.install({ path }, 'admin')));
+  assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected'], JSON.stringify(outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok'))));
+  const failed = outcomes.find((o) => o.status === 'rejected')!;
+  assert.ok(failed.reason instanceof AppError && failed.reason.status === 409, String(failed.reason));
+  assert.deepEqual(rig.skills.list(), [{ id: 'twin', name: 'Skill twin', version: '1.0.0', status: 'active' }]);
+  assert.equal(rig.tools.ownerOf('skill_twin'), 'skill:twin');
+  assert.equal((await rig.skills.execute('twin', {}, 'manual', 'dashboard')).status, 'ok');
+});
