@@ -70,6 +70,6 @@ void test('publishes of one new name at once land as one item; reviews at once d
   assert.equal(a.id, b.id);
   const results = await Promise.allSettled([registry.review(a.submission_id, 'approve', undefined, 'r'), registry.review(b.submission_id, 'approve', undefined, 'r')]);
   assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected'], 'the second approval meets the binding the first made');
-  assert.ok(results[1]!.status === 'rejected' && results[1].reason instanceof AppError && results[1].reason.status === 409);
+  assert.ok(results[1].status === 'rejected' && results[1].reason instanceof AppError && results[1].reason.status === 409);
   assert.equal(registry.detail('pump').current?.key_id, ALICE.keyId);
 });
