@@ -6,6 +6,7 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { Cron } from 'croner';
 import { manifestProblems, MAX_ENTRY_BYTES, MAX_MANIFEST_BYTES } from '../../skills/manifest';
 import type { SkillManifest } from '../../protocol/skills';
 import { canonicalJson, CanonicalJsonError } from '../../signing/canonical-json';
@@ -92,6 +93,8 @@ export function checkBundle(found: Files, pinned: PinnedKeys, allowUnsigned: boo
   const problems = manifestProblems(value);
   if (problems.length > 0) throw invalid(problems);
   const manifest = value as SkillManifest;
+  const crons = cronProblems(manifest);
+  if (crons.length > 0) throw invalid(crons);
   const files = new Map<string, Uint8Array>([[MANIFEST_FILE, manifestBytes]]);
   for (const name of new Set([manifest.entry, ...Object.keys(manifest.files ?? {})])) {
     const bytes = found.get(name);
@@ -115,6 +118,21 @@ export function checkBundle(found: Files, pinned: PinnedKeys, allowUnsigned: boo
   }
   files.set(SIGNED_MANIFEST_FILE, envelope);
   return { manifest, files, signedBy: verdict.keyId };
+}
+
+/** Schedules whose cron expression does not parse (the schema only bounds its length); arming them would throw. */
+function cronProblems(manifest: SkillManifest): string[] {
+  const out: string[] = [];
+  manifest.triggers.forEach((trigger, i) => {
+    if (trigger.type !== 'schedule' || !('cron' in trigger)) return;
+    try {
+      new Cron(trigger.cron, { paused: true }).stop();
+    } catch (err) {
+      if (!(err instanceof TypeError || err instanceof RangeError)) throw err;
+      out.push(`/triggers/${i}/cron ${err.message}`);
+    }
+  });
+  return out;
 }
 
 /** Every listed file has the digest the manifest gives it. */
