@@ -3,7 +3,7 @@
 // (manifest_mismatch), code that is not the digested one (file_mismatch), a key id nobody pinned
 // (unknown_key), a key id pinned to another key (key_mismatch), no envelope (unsigned unless allowed),
 // a signed manifest without the entry's digest (file_mismatch); bad manifests are 400 with their
-// problems (impl.py named in words). filesOfDir refuses links. A fast-check property: any single-byte
+// problems (impl.py named in words; a cron expression that does not parse names its trigger). filesOfDir refuses links. A fast-check property: any single-byte
 // change of main.js in a signed bundle is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -92,6 +92,10 @@ void test('bad manifests are 400 with their problems; impl.py names what svc run
   assert.throws(() => checkBundle(withFile(files, MANIFEST_FILE, '{'), pinnedOf(), true), badRequest('not JSON'));
   assert.throws(() => checkBundle(withFile(files, MANIFEST_FILE, JSON.stringify(manifestOf({ version: 'one' }))), pinnedOf(), true), badRequest('/version'));
   assert.throws(() => checkBundle(withFile(files, MANIFEST_FILE, JSON.stringify(manifestOf({ extra: { entry: 'impl.py' } }))), pinnedOf(), true), badRequest(PYTHON_REFUSED));
+  for (const cron of ['every monday at noon', '99 * * * *', '60 * * * * *']) {
+    assert.throws(() => checkBundle(withFile(files, MANIFEST_FILE, JSON.stringify(manifestOf({ triggers: [{ type: 'manual' }, { type: 'schedule', cron }] }))), pinnedOf(), true), badRequest('/triggers/1/cron'), cron);
+  }
+  assert.ok(checkBundle(withFile(files, MANIFEST_FILE, JSON.stringify(manifestOf({ triggers: [{ type: 'schedule', cron: '0 7 * * MON-FRI' }] }))), pinnedOf(), true));
   const listed = manifestOf({ extra: { files: { 'data.json': 'a'.repeat(64) } } });
   assert.throws(() => checkBundle(withFile(files, MANIFEST_FILE, JSON.stringify(listed)), pinnedOf(), true), badRequest('data.json: missing'));
 });

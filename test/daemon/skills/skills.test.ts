@@ -229,3 +229,15 @@ void test('two installs of the same skill at once: one installs, the other is a 
   assert.equal(rig.tools.ownerOf('skill_twin'), 'skill:twin');
   assert.equal((await rig.skills.execute('twin', {}, 'manual', 'dashboard')).status, 'ok');
 });
+
+void test('a schedule whose cron expression does not parse is refused at install (400) and installs nothing', { timeout: 30_000 }, async (t) => {
+  const rig = await skillsRig(t);
+  const key = newKey();
+  rig.trust(key);
+  const dir = writeSkill(rig.work, { id: 'bad-cron', triggers: [{ type: 'schedule', cron: 'every monday at noon' }] }, key);
+  await rejectsWith(rig.skills.install({ path: dir }, 'admin'), 400, 'cron');
+  assert.deepEqual(rig.skills.list(), []);
+  assert.equal(existsSync(join(rig.home, 'skills', 'bad-cron')), false);
+  await rig.restart();
+  assert.deepEqual(rig.skills.list(), []);
+});
