@@ -3,8 +3,9 @@
 // (manifest_mismatch), code that is not the digested one (file_mismatch), a key id nobody pinned
 // (unknown_key), a key id pinned to another key (key_mismatch), no envelope (unsigned unless allowed),
 // a signed manifest without the entry's digest (file_mismatch); bad manifests are 400 with their
-// problems (impl.py named in words; a cron expression that does not parse names its trigger). filesOfDir refuses links. A fast-check property: any single-byte
-// change of main.js in a signed bundle is refused.
+// problems (impl.py named in words; a cron expression that does not parse names its trigger).
+// filesOfDir refuses links. A fast-check property: any single-byte change of main.js in a signed
+// bundle is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
