@@ -17,8 +17,8 @@ class ReminderError extends Error {
 const TITLE_PREFIX = 'Reminder: ';
 const MAX_TITLE = 200;
 const PENDING = ['queued', 'running', 'waiting'];
-/** ISO 8601 with a zone, as the wait step's `until` takes it (docs/taskflows.md "Steps"). */
-const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+/** ISO 8601 with a zone, as the wait step's `until` takes it (docs/taskflows.md "Steps", daemon/taskflows/flow-validation.ts). */
+const ISO_WITH_ZONE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 async function main(params) {
   if (params.list === true) return listReminders(params);
@@ -47,10 +47,21 @@ function waitStep(params) {
     return { step: { type: 'wait', seconds }, due: new Date(Date.now() + seconds * 1000).toISOString(), delay: `in ${delayText(seconds)}` };
   }
   const at = String(params.at).trim();
-  const when = ISO_WITH_ZONE.test(at) ? Date.parse(at) : NaN;
-  if (!Number.isFinite(when)) throw new ReminderError(`at "${params.at}" is not an ISO 8601 time with Z or an offset, like 2026-05-01T07:30:00+02:00`);
+  const when = instant(at);
+  if (when === null) throw new ReminderError(`at "${params.at}" is not an ISO 8601 time with Z or an offset, like 2026-05-01T07:30:00+02:00`);
   if (when <= Date.now()) throw new ReminderError(`at ${at} is in the past`);
   return { step: { type: 'wait', until: at }, due: new Date(when).toISOString(), delay: null };
+}
+
+/** Epoch ms of an ISO time with a zone whose date exists (February 30 is refused, not rolled over), else null. */
+function instant(text) {
+  const m = ISO_WITH_ZONE.exec(text);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map((v) => Number(v ?? 0));
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > days || hour > 23 || minute > 59 || second > 59) return null;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? ms : null;
 }
 
 async function listReminders(params) {

@@ -66,6 +66,9 @@ test('an absolute time waits until it; announce adds a prompt step for the agent
   assert.match((steps[2] as { text: string }).text, /\{\{context\.reminder\}\}/);
   assert.equal(out.reminder.due, '2099-05-01T05:30:00.000Z');
   assert.equal(out.reminder.announce, true);
+  // An offset without a colon, as the engine reads it too.
+  const compact = resultOf<Reminder>(await runBuiltin('reminder', { text: 'x', at: '2099-05-01T07:30+0200' }, rig.tools));
+  assert.equal(compact.reminder.due, '2099-05-01T05:30:00.000Z');
 });
 
 test('property: any text makes a flow the engine accepts, a title that is one line of at most 200, and a note that is exactly the text', async () => {
@@ -96,6 +99,7 @@ test('bad params are refused before any call: neither or both times, a time with
   assert.match(await refusal(runBuiltin('reminder', { text: 'x', in_seconds: 5, at: '2099-01-01T00:00:00Z' }, rig.tools)), /exactly one of/);
   assert.match(await refusal(runBuiltin('reminder', { text: 'x', at: '2099-01-01T00:00:00' }, rig.tools)), /not an ISO 8601 time with Z or an offset/);
   assert.match(await refusal(runBuiltin('reminder', { text: 'x', at: '2001-01-01T00:00:00Z' }, rig.tools)), /is in the past/);
+  assert.match(await refusal(runBuiltin('reminder', { text: 'x', at: '2099-02-30T08:00:00Z' }, rig.tools)), /not an ISO 8601 time/, 'a date that does not exist');
   assert.match(await refusal(runBuiltin('reminder', { text: ' \u0001 ', in_seconds: 5 }, rig.tools)), /text says what to be reminded of/);
   assert.match(await refusal(runBuiltin('reminder', { list: true, text: 'x' }, rig.tools)), /list takes no text/);
   assert.deepEqual(rig.created, []);
