@@ -93,8 +93,8 @@ export function checkBundle(found: Files, pinned: PinnedKeys, allowUnsigned: boo
   const problems = manifestProblems(value);
   if (problems.length > 0) throw invalid(problems);
   const manifest = value as SkillManifest;
-  const crons = cronProblems(manifest);
-  if (crons.length > 0) throw invalid(crons);
+  const schedules = scheduleProblems(manifest);
+  if (schedules.length > 0) throw invalid(schedules);
   const files = new Map<string, Uint8Array>([[MANIFEST_FILE, manifestBytes]]);
   for (const name of new Set([manifest.entry, ...Object.keys(manifest.files ?? {})])) {
     const bytes = found.get(name);
@@ -120,11 +120,21 @@ export function checkBundle(found: Files, pinned: PinnedKeys, allowUnsigned: boo
   return { manifest, files, signedBy: verdict.keyId };
 }
 
-/** Schedules whose cron expression does not parse (the schema only bounds its length); arming them would throw. */
-function cronProblems(manifest: SkillManifest): string[] {
+/** The longest every_seconds a Node timer holds; past it, setInterval runs every millisecond instead. */
+export const MAX_EVERY_SECONDS = Math.floor(2_147_483_647 / 1000);
+
+/**
+ * Schedules that cannot be armed as written (the schema only bounds their form): a cron expression that
+ * does not parse (arming it would throw), an every_seconds past what a timer holds.
+ */
+function scheduleProblems(manifest: SkillManifest): string[] {
   const out: string[] = [];
   manifest.triggers.forEach((trigger, i) => {
-    if (trigger.type !== 'schedule' || !('cron' in trigger)) return;
+    if (trigger.type !== 'schedule') return;
+    if (!('cron' in trigger)) {
+      if (trigger.every_seconds > MAX_EVERY_SECONDS) out.push(`/triggers/${i}/every_seconds at most ${MAX_EVERY_SECONDS} (24.8 days); a cron expression schedules longer periods`);
+      return;
+    }
     try {
       new Cron(trigger.cron, { paused: true }).stop();
     } catch (err) {
