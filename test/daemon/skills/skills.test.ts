@@ -241,3 +241,15 @@ void test('a schedule whose cron expression does not parse is refused at install
   await rig.restart();
   assert.deepEqual(rig.skills.list(), []);
 });
+
+void test('an every_seconds past what a timer can hold (24.8 days) is refused at install: Node would run it every millisecond', { timeout: 30_000 }, async (t) => {
+  const rig = await skillsRig(t);
+  const key = newKey();
+  rig.trust(key);
+  const dir = writeSkill(rig.work, { id: 'monthly', triggers: [{ type: 'schedule', every_seconds: 3_000_000 }] }, key);
+  await rejectsWith(rig.skills.install({ path: dir }, 'admin'), 400, 'every_seconds');
+  assert.deepEqual(rig.skills.list(), []);
+  const ok = writeSkill(rig.work, { id: 'monthly', triggers: [{ type: 'schedule', every_seconds: 2_147_483 }] }, key);
+  assert.equal((await rig.skills.install({ path: ok }, 'admin')).skill.status, 'active');
+  assert.deepEqual(rig.skills.detail('monthly').recent_runs, []);
+});
