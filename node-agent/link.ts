@@ -134,6 +134,12 @@ export class NodeLink {
     this.held.set(key, { deviceId, event, data, ts });
   }
 
+  /** Sends node_register again on a linked socket (the node's devices changed); the brain re-acknowledges it. Otherwise the next connection registers them. */
+  reregister(): void {
+    const ws = this.ws;
+    if (this.current.state === 'linked' && ws !== null) this.send(ws, 'node_register', this.o.register());
+  }
+
   /** Sends node_bye and closes; the link does not reconnect. */
   async stop(reason = 'the node-agent is stopping'): Promise<void> {
     if (this.current.state === 'stopped' || this.current.state === 'refused') return;

@@ -7,7 +7,7 @@ import { arch, platform, release, type as osType } from 'node:os';
 import { dirname } from 'node:path';
 import type { DeviceManifest, NodeRegister, NodeType } from '../protocol/node';
 import { normalizeAction } from '../protocol/node';
-import type { AdapterLog, DeviceAdapter } from './adapters/adapter';
+import type { AdapterLog, AdapterSink, DeviceAdapter } from './adapters/adapter';
 import type { SerialOpener } from './adapters/serial';
 import { SerialAdapter } from './adapters/serial';
 import { locateBrain, NoBrainError, type LocateInput, type LocatedBrain } from './brain-locator';
@@ -20,6 +20,7 @@ import type { Io } from './pair-command';
 import type { AgentNotifier } from './sd-notify';
 import { DaemonStore, daemonRoot } from './daemon-store';
 import { DaemonSync } from './daemon-sync';
+import { DaemonRunner } from './daemon-runner';
 
 export const EXIT_STOPPED = 0;
 export const EXIT_FAILED = 1;
@@ -204,9 +205,11 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
   }
   if (ctx.stop.aborted) return EXIT_STOPPED;
 
+  // A delivered daemon's driver joins these devices at run time (daemon-runner.ts): read them afresh.
   const devices = await adaptersFor(config, ctx);
-  const manifests = devices.map((d) => d.manifest);
+  const manifests = (): DeviceManifest[] => devices.map((d) => d.manifest);
   const url = nodeSocketUrl(brain.url);
+  const runner = new DaemonRunner({ devices, sinkFor: (id) => sinkFor(id), reregister: () => link.reregister(), log: ctx.log.child({ part: 'driver' }) });
   const daemons = new DaemonSync({
     brainUrl: brain.url,
     key,
@@ -215,17 +218,18 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
     fetch: ctx.fetch ?? globalThis.fetch,
     log: ctx.log.child({ part: 'daemons' }),
     linked: () => link.status().state === 'linked',
+    activate: (held) => runner.activate(held),
   });
   const register = (): NodeRegister => ({
     node_id: nodeId,
     node_type: config.node_type ?? defaultNodeType(),
-    capabilities: nodeCapabilities(manifests),
+    capabilities: nodeCapabilities(manifests()),
     ...(name !== undefined ? { name } : {}),
     platform: platform(),
     os: `${osType()} ${release()}`.slice(0, 64),
     ...(config.location !== undefined ? { location: config.location } : {}),
     ...(config.tags !== undefined ? { tags: config.tags } : {}),
-    device_manifest: manifests,
+    device_manifest: manifests(),
     agent_version: ctx.agentVersion,
     uptime_s: ctx.uptimeS(),
   });
@@ -243,18 +247,16 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
       io.err.write(`node-agent: node "${nodeId}" linked to ${url} with ${devices.length} device${devices.length === 1 ? '' : 's'}\n`);
     },
   });
-  for (const d of devices) {
-    const id = d.manifest.device_id;
-    await d.start({
-      reading: (event, data) => link.reading(id, event, data),
-      status: (state, detail) => {
-        // One reading per device (the brain keeps readings by field): what the dashboard shows as its state.
-        link.reading(id, 'device_status', { device_state: state });
-        ctx.log.debug({ device: id, state, detail }, 'device status');
-        ctx.notifier.status(statusLine(link, devices));
-      },
-    });
-  }
+  const sinkFor = (id: string): AdapterSink => ({
+    reading: (event, data) => link.reading(id, event, data),
+    status: (state, detail) => {
+      // One reading per device (the brain keeps readings by field): what the dashboard shows as its state.
+      link.reading(id, 'device_status', { device_state: state });
+      ctx.log.debug({ device: id, state, detail }, 'device status');
+      ctx.notifier.status(statusLine(link, devices));
+    },
+  });
+  for (const d of devices) await d.start(sinkFor(d.manifest.device_id));
   io.err.write(`node-agent: linking node "${nodeId}" to the brain at ${brain.url} (${brain.via}${brain.name !== undefined ? `: ${brain.name}` : ''})\n`);
   link.start();
   daemons.start();
@@ -269,6 +271,7 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
   if (end === 'signal') ctx.notifier.stopping();
   daemons.stop();
   await link.stop();
+  await runner.stop();
   await stopDevices(devices, ctx.log);
   if (end !== 'signal' && end.kind === 'refused') {
     io.err.write(`node-agent: ${end.reason}; pair this board again with \`node-agent pair\` (then restart it)\n`);

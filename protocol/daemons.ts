@@ -6,8 +6,11 @@
 //   GET  /api/daemons/mine/bundle   (node)  its .tar.gz; sha256 is the one GET /mine gave
 //   POST /api/daemons/mine/status   (node)  installed | running | failed, with the reason
 //   GET  /api/daemons/delivery      (admin) each installed daemon with what its node last reported
+// The node-agent then runs the bundle's entry as a driver in the QuickJS sandbox (node-agent/
+// daemon-driver.ts): `describe()` gives a device self-description, `on_action(name, params)` runs an
+// action; the manifest's `permissions.network` says which hosts its http_get/http_post may reach.
 import { Type, type Static } from '@sinclair/typebox';
-import { SEMVER_PATTERN } from './skills';
+import { SEMVER_PATTERN, SkillNetworkPermission } from './skills';
 
 export const DAEMONS_MINE_PATH = '/api/daemons/mine';
 export const DAEMONS_BUNDLE_PATH = '/api/daemons/mine/bundle';
@@ -82,3 +85,12 @@ export type DaemonDelivery = Static<typeof DaemonDelivery>;
 
 export const DaemonDeliveryList = Type.Object({ deliveries: Type.Array(DaemonDelivery) }, { additionalProperties: false });
 export type DaemonDeliveryList = Static<typeof DaemonDeliveryList>;
+
+/** What the node-agent reads of a delivered daemon's manifest.json besides DaemonManifest: its network permission. */
+export const DaemonDriverManifest = Type.Object(
+  {
+    permissions: Type.Optional(Type.Object({ network: Type.Optional(SkillNetworkPermission) }, { additionalProperties: true })),
+  },
+  { additionalProperties: true },
+);
+export type DaemonDriverManifest = Static<typeof DaemonDriverManifest>;

@@ -27,8 +27,9 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   signing: ['protocol', 'mesh'],
   // The brain runs skills (skills/: the sandbox and its pool) through its skills capability.
   daemon: ['protocol', 'mesh', 'sync', 'signing', 'skills'],
-  // The node-agent extracts the daemon bundles the brain delivers with the same careful archive reader (signing/archive.ts).
-  'node-agent': ['protocol', 'mesh', 'sync', 'signing'],
+  // The node-agent extracts the daemon bundles the brain delivers with the same careful archive reader
+  // (signing/archive.ts) and runs their drivers in the skill sandbox (skills/, loaded on first use).
+  'node-agent': ['protocol', 'mesh', 'sync', 'signing', 'skills'],
   // The reference phone-bridge client is bundled on its own for app developers: the wire contract and
   // the pairing helpers only.
   'phone-bridge': ['protocol', 'mesh'],
