@@ -101,6 +101,11 @@ export function checkBundle(found: Files, pinned: PinnedKeys, allowUnsigned: boo
     if (bytes === undefined) throw invalid([`${name}: missing (the manifest names it)`]);
     files.set(name, bytes);
   }
+  // An archive's entries are bounded only by the archive's limits: hold them to what filesOfDir reads back at the next start.
+  for (const [name, bytes] of files) {
+    const max = name === MANIFEST_FILE ? MAX_MANIFEST_BYTES : MAX_ENTRY_BYTES;
+    if (bytes.length > max) throw invalid([`${name}: larger than ${max} bytes`]);
+  }
   const total = [...files.values()].reduce((n, b) => n + b.length, 0);
   if (total > MAX_BUNDLE_BYTES) throw invalid([`the skill's files are larger than ${MAX_BUNDLE_BYTES} bytes together`]);
   checkDigests(manifest, files);
@@ -110,6 +115,7 @@ export function checkBundle(found: Files, pinned: PinnedKeys, allowUnsigned: boo
     if (!allowUnsigned) throw new UnverifiedManifestError('unsigned', `skill ${manifest.id} has no ${SIGNED_MANIFEST_FILE}; install it unsigned only on purpose (--allow-unsigned, audited)`);
     return { manifest, files, signedBy: null };
   }
+  if (envelope.length > MAX_MANIFEST_BYTES) throw invalid([`${SIGNED_MANIFEST_FILE}: larger than ${MAX_MANIFEST_BYTES} bytes`]);
   const verdict = verifySignedManifestText(Buffer.from(envelope).toString('utf8'), pinned);
   if (!verdict.ok) throw new UnverifiedManifestError(verdict.reason, verdict.detail);
   if (!sameJson(verdict.manifest, value)) throw new UnverifiedManifestError('manifest_mismatch', `${MANIFEST_FILE} is not the manifest ${SIGNED_MANIFEST_FILE} signs`);
