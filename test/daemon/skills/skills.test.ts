@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, UnverifiedManifestError } from '../../../daemon/kernel/errors';
 import { BUILTIN } from '../../../daemon/skills/skills';
+import { packArchive } from '../../../signing/archive';
+import { MAX_ENTRY_BYTES } from '../../../skills/manifest';
 import { newKey, skillsRig, writeSkill, manifestOf } from './skills-rig';
 
 const rejectsWith = async (p: Promise<unknown>, status: number, includes?: string): Promise<void> => {
@@ -252,4 +254,17 @@ void test('an every_seconds past what a timer can hold (24.8 days) is refused at
   const ok = writeSkill(rig.work, { id: 'monthly', triggers: [{ type: 'schedule', every_seconds: 2_147_483 }] }, key);
   assert.equal((await rig.skills.install({ path: ok }, 'admin')).skill.status, 'active');
   assert.deepEqual(rig.skills.detail('monthly').recent_runs, []);
+});
+
+void test('a .tar.gz whose main.js is larger than a skill folder may hold is refused at install, not admitted to break at the next start', { timeout: 30_000 }, async (t) => {
+  const rig = await skillsRig(t);
+  const key = newKey();
+  rig.trust(key);
+  const big = `function main() { return 1; }\n//${'x'.repeat(MAX_ENTRY_BYTES)}`;
+  const dir = writeSkill(rig.work, { id: 'bulky', source: big }, key);
+  const tgz = join(rig.work, 'bulky.tar.gz');
+  writeFileSync(tgz, packArchive(readdirSync(dir).map((name) => ({ path: name, bytes: readFileSync(join(dir, name)) }))));
+  await rejectsWith(rig.skills.install({ path: dir }, 'admin'), 400, 'larger than');
+  await rejectsWith(rig.skills.install({ path: tgz }, 'admin'), 400, 'larger than');
+  assert.deepEqual(rig.skills.list(), []);
 });
