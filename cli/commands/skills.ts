@@ -78,7 +78,7 @@ export function describeRun(run: SkillRunView): string {
   const lines = [head];
   if (run.status === 'ok') lines.push(`result: ${JSON.stringify(run.result ?? null)}`);
   else if (run.message) lines.push(run.message);
-  if (run.status === 'held') lines.push(`approve it: svc twin approvals approve ${run.request_id ?? '<id>'} (it runs once approved; run the skill again for its result)`);
+  if (run.status === 'held') lines.push(`approve it: svc twin approvals approve ${run.request_id ?? '<id>'} (the call runs once approved; the rest of the skill does not)`);
   for (const line of run.logs ?? []) lines.push(`log: ${line}`);
   return `${lines.join('\n')}\n`;
 }

@@ -98,7 +98,7 @@ export class SkillRunner {
     const turnId = outsideTurnId('skill', skillId, runId);
     const decision = await this.deps.permissions.check({ tool: name, safety: tool.safety, args: input, sessionId, turnId });
     if (decision.verdict === 'deny') throw new PolicyRefusal(`call_tool: ${decision.reason}`);
-    if (decision.verdict === 'pending') throw new ApprovalPending(decision.requestId, name, `call_tool: ${name} waits for your approval (request ${decision.requestId}); once approved it runs — run the skill again for its result`);
+    if (decision.verdict === 'pending') throw new ApprovalPending(decision.requestId, name, `call_tool: ${name} waits for your approval (request ${decision.requestId}); once approved the call runs by itself, and the skill does not go on`);
     try {
       const outcome = await tool.run(input, { sessionId, turnId, specialist: 'general', signal: AbortSignal.timeout(60_000) });
       return this.deps.secrets.scrubValue({ summary: outcome.summary, ...(outcome.data === undefined ? {} : { data: outcome.data }) });

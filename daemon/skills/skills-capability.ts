@@ -27,11 +27,20 @@ export const SkillSettings = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-/** Where the first-party skills are: builtin-skills/ next to the bundle (dist/), or skills/builtin/ in a source tree. */
+/**
+ * Where the first-party skills are: builtin-skills/ next to the bundle (dist/), or else skills/builtin/
+ * of the source tree the module sits in (the first folder above it with a package.json), never any
+ * other folder that happens to have that name.
+ */
 export function builtinSkillsDir(from: string = dirname(fileURLToPath(import.meta.url))): string | null {
+  const bundled = join(from, 'builtin-skills');
+  if (existsSync(bundled)) return bundled;
   let dir = from;
-  for (let level = 0; level < 5; level++) {
-    for (const candidate of [join(dir, 'builtin-skills'), join(dir, 'skills', 'builtin')]) if (existsSync(candidate)) return candidate;
+  for (let level = 0; level < 6; level++) {
+    if (existsSync(join(dir, 'package.json'))) {
+      const tree = join(dir, 'skills', 'builtin');
+      return existsSync(tree) ? tree : null;
+    }
     dir = dirname(dir);
   }
   return null;
