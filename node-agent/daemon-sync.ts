@@ -2,7 +2,8 @@
 // each node_ack, and every ten minutes while linked, ask the brain which daemon this node is to hold
 // (GET /api/daemons/mine, with the node key). When its version differs from the one held, download the
 // bundle (bounded in size and time), check its sha256 against the offer, extract it (daemon-store.ts)
-// and report installed, or failed with the reason, through POST /api/daemons/mine/status. An HTTP pull,
+// and report installed, or failed with the reason, through POST /api/daemons/mine/status; then the
+// driver runner (daemon-runner.ts) starts it and its outcome (running or failed) is reported. An HTTP pull,
 // so delivery works whatever the socket does; a brain without these routes (404) is noted once.
 //
 // One check runs at a time; a check asked for meanwhile runs once after it. A version that failed is
@@ -36,7 +37,7 @@ export interface DaemonSyncOptions {
   log: AdapterLog;
   /** Whether the link is up (the ten-minute ask is skipped while it is not). */
   linked(): boolean;
-  /** Called with the held daemon once per version (after delivery, or at the first check of a process that already holds it). */
+  /** Called with the held daemon once per bundle (after delivery, or at the first check of a process that already holds it). */
   activate?(held: HeldDaemon): Promise<DaemonOutcome>;
   now?: () => number;
   maxBundleBytes?: number;
@@ -52,8 +53,8 @@ export class DaemonSync {
   private timer: NodeJS.Timeout | null = null;
   private noRoutes = false;
   private readonly failed = new Map<string, number>();
-  /** The version activated in this process and its outcome. */
-  private active: { version: string; outcome: DaemonOutcome } | null = null;
+  /** The bundle (version and digest) activated in this process and its outcome. */
+  private active: { bundle: string; outcome: DaemonOutcome } | null = null;
   private reported = '';
 
   constructor(private readonly o: DaemonSyncOptions) {}
@@ -104,6 +105,8 @@ export class DaemonSync {
     if (offer === null) return;
     const held = await this.o.store.held();
     if (held !== null && held.offer.version === offer.version && held.offer.sha256 === offer.sha256) return this.settle(held);
+    // Another version is offered: the one held runs meanwhile (and goes on running if the new one is refused).
+    if (held !== null) await this.activateOnce(held);
     const attempt = `${offer.version}\0${offer.sha256}`;
     const failedAt = this.failed.get(attempt);
     if (failedAt !== undefined && this.now() - failedAt < RETRY_FAILED_MS) return;
@@ -119,6 +122,8 @@ export class DaemonSync {
     }
     this.failed.delete(attempt);
     this.o.log.info({ version: offer.version, path: delivered.path }, `daemon ${offer.display_name} ${offer.version} delivered`);
+    // Installed first, so the admin sees the delivery even when the driver then fails or hangs.
+    await this.report({ version: offer.version, state: 'installed' });
     await this.settle(delivered);
   }
 
@@ -154,12 +159,17 @@ export class DaemonSync {
 
   /** Activates a held daemon once per version, then reports how it stands. */
   private async settle(held: HeldDaemon): Promise<void> {
-    if (this.active?.version !== held.offer.version) {
-      const outcome = this.o.activate ? await this.o.activate(held) : { state: 'installed' as const };
-      this.active = { version: held.offer.version, outcome };
-    }
-    const { outcome } = this.active;
+    const outcome = await this.activateOnce(held);
     await this.report({ version: held.offer.version, state: outcome.state, ...(outcome.state === 'failed' ? { error: outcome.error.slice(0, MAX_ERROR_CHARS) } : {}) });
+  }
+
+  private async activateOnce(held: HeldDaemon): Promise<DaemonOutcome> {
+    const bundle = `${held.offer.version}\0${held.offer.sha256}`;
+    if (this.active?.bundle !== bundle) {
+      const outcome = this.o.activate ? await this.o.activate(held) : { state: 'installed' as const };
+      this.active = { bundle, outcome };
+    }
+    return this.active.outcome;
   }
 
   /** Sends a report unless the same one was sent already. */

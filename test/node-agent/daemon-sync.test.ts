@@ -3,7 +3,8 @@
 // key, checked and reported installed once; a digest mismatch or a bundle past its size is reported
 // failed and not fetched again until RETRY_FAILED_MS has passed; a brain without the routes, a brain
 // that is down and an offer for another node are logged, never thrown; checks asked for meanwhile run
-// once more; the driver's outcome is what is reported; a report that failed is sent at the next check.
+// once more; the driver's outcome is what is reported; a report that failed is sent at the next check;
+// a daemon already held runs while another version is offered, and goes on when that one is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -24,12 +25,12 @@ interface FakeBrain {
   paths: string[];
 }
 
-function rig(opts: { activate?: (held: HeldDaemon) => Promise<DaemonOutcome>; maxBundleBytes?: number } = {}) {
+function rig(opts: { activate?: (held: HeldDaemon) => Promise<DaemonOutcome>; maxBundleBytes?: number; held?: HeldDaemon } = {}) {
   const bundle = new Uint8Array([1, 2, 3, 4]);
   const brain: FakeBrain = { offer: null, bundle, mineStatus: 200, statusStatus: 200, down: false, reports: [], paths: [] };
   let clock = 1_000_000;
   const installs: DaemonOffer[] = [];
-  let held: HeldDaemon | null = null;
+  let held: HeldDaemon | null = opts.held ?? null;
   const logs: { level: string; msg: string }[] = [];
   const at = (level: string) => (obj: { err?: unknown }, msg: string) => void logs.push({ level, msg: `${msg} ${typeof obj.err === 'string' ? obj.err : ''}` });
   const fetch = (async (input: string | URL, init?: RequestInit) => {
@@ -166,6 +167,21 @@ void test('the driver\'s outcome is reported, once per version; a report that fa
   brain.offer = offerOf('2.0.0');
   await sync.check();
   await sync.check();
-  assert.deepEqual(brain.reports.at(-1), { version: '2.0.0', state: 'failed', error: 'describe() threw' });
+  assert.deepEqual(brain.reports.slice(1), [
+    { version: '2.0.0', state: 'installed' },
+    { version: '2.0.0', state: 'failed', error: 'describe() threw' },
+  ]);
   assert.deepEqual(activated, ['1.0.0', '2.0.0']);
+});
+
+void test('a process that holds a daemon runs it while another version is offered, and goes on when that one is refused', async () => {
+  const activated: string[] = [];
+  const old: HeldDaemon = { offer: { node_id: 'rpi-garden', version: '1.0.0', entry: 'main.js', display_name: 'Garden pump', sha256: 'b'.repeat(64), size: 9 }, path: '/state/daemons/rpi-garden/1.0.0' };
+  const { sync, brain, offerOf } = rig({ held: old, activate: (held) => Promise.resolve(void activated.push(held.offer.version)).then(() => ({ state: 'running' as const })) });
+  brain.offer = { ...offerOf('1.1.0'), sha256: 'c'.repeat(64) };
+  await sync.check();
+  assert.deepEqual(activated, ['1.0.0']);
+  assert.deepEqual(brain.reports.map((r) => [r.version, r.state]), [['1.1.0', 'failed']]);
+  await sync.check();
+  assert.deepEqual(activated, ['1.0.0'], 'once');
 });
