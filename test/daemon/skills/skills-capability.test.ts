@@ -2,10 +2,10 @@
 // section has its defaults and bounds, svc_sandbox_kills_total starts at zero for every reason and
 // counts a run killed as timeout; a skill's tool in the brain's registry calls a privileged tool
 // through the approvals capability and ends held with a request that GET /api/approvals lists.
-// builtinSkillsDir finds builtin-skills/ or skills/builtin/ up the tree.
+// builtinSkillsDir finds builtin-skills/ beside the bundle or the source tree's skills/builtin/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CAPABILITIES } from '../../../daemon/capabilities';
@@ -66,14 +66,18 @@ void test('svc_sandbox_kills_total counts a timeout; a skill tool held for appro
   assert.equal(metricValue(await brain.metrics.render(), 'svc_sandbox_kills_total{reason="policy"}'), 0, 'a held run is not a kill');
 });
 
-void test('builtinSkillsDir: builtin-skills/ next to the bundle or skills/builtin/ in a source tree, looking up to five levels; null when none', (t) => {
+void test('builtinSkillsDir: builtin-skills/ right beside the module, else skills/builtin/ of the first folder above it with a package.json, never a look-alike folder', (t) => {
   const root = mkdtempSync(join(tmpdir(), 'svc-builtin-dir-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
-  const deep = join(root, 'a', 'b', 'c');
+  const deep = join(root, 'tree', 'b', 'c');
   mkdirSync(deep, { recursive: true });
-  assert.equal(builtinSkillsDir(deep), null);
-  mkdirSync(join(root, 'a', 'skills', 'builtin'), { recursive: true });
-  assert.equal(builtinSkillsDir(deep), join(root, 'a', 'skills', 'builtin'));
-  mkdirSync(join(root, 'a', 'b', 'builtin-skills'));
-  assert.equal(builtinSkillsDir(deep), join(root, 'a', 'b', 'builtin-skills'));
+  assert.equal(builtinSkillsDir(deep), null, 'no package.json above, no builtin-skills beside');
+  mkdirSync(join(root, 'tree', 'b', 'skills', 'builtin'), { recursive: true });
+  assert.equal(builtinSkillsDir(deep), null, 'a skills/builtin that is not at a package root is a look-alike');
+  writeFileSync(join(root, 'tree', 'package.json'), '{}');
+  assert.equal(builtinSkillsDir(deep), null, 'the package root has no skills/builtin');
+  mkdirSync(join(root, 'tree', 'skills', 'builtin'), { recursive: true });
+  assert.equal(builtinSkillsDir(deep), join(root, 'tree', 'skills', 'builtin'));
+  mkdirSync(join(deep, 'builtin-skills'));
+  assert.equal(builtinSkillsDir(deep), join(deep, 'builtin-skills'), 'the bundle\'s own folder wins');
 });
