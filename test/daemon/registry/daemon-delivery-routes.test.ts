@@ -1,7 +1,7 @@
 // The delivery routes in a fastify app with a node verifier: a node key sees its own daemon (null when
 // none), downloads the bundle whose sha256 the offer named (and the header says), reports its state;
 // the admin token is refused on the node routes and a node key on the admin list; a bad report is a
-// 400; the admin sees the report.
+// 400; the admin sees the report. The registry capability mounts them, registry enabled or not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -17,6 +17,8 @@ import type { DaemonDeliveryList, DaemonOffer, MyDaemon } from '../../../protoco
 import { DEFAULT_ARCHIVE_LIMITS, extractArchive, packArchive } from '../../../signing/archive';
 import { daemonFiles } from '../../helpers/registry-bundles';
 import { auth, testApp } from '../../helpers/app';
+import { registryCapability } from '../../../daemon/registry/registry-capability';
+import { inProcessBrain } from '../../helpers/assembled-brain';
 
 const KEYS: Record<string, Principal> = { 'node-garden': { kind: 'node', id: 'rpi-garden' }, 'node-hall': { kind: 'node', id: 'rpi-hall' }, 'phone-1': { kind: 'device', id: 'dev_1', deviceKind: 'phone', scopes: [] } };
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -79,4 +81,12 @@ void test('who may ask: the admin and a phone are refused on the node routes, a 
     assert.equal(r.statusCode, 400, JSON.stringify(payload));
     assert.equal(r.json<{ error: { code: string } }>().error.code, 'BAD_REQUEST');
   }
+});
+
+void test('the registry capability mounts the delivery routes, with the registry off', async (t) => {
+  const { brain, token } = await inProcessBrain(t, { capabilities: [registryCapability] });
+  const list = await brain.app.inject({ url: '/api/daemons/delivery', headers: { authorization: `Bearer ${token}` } });
+  assert.equal(list.statusCode, 200);
+  assert.deepEqual(list.json(), { deliveries: [] });
+  assert.equal((await brain.app.inject({ url: '/api/daemons/mine', headers: { authorization: `Bearer ${token}` } })).statusCode, 403, 'the admin has no daemon of its own');
 });
