@@ -11,12 +11,14 @@ import type { Logger } from 'pino';
 import { ApprovalPending, PolicyRefusal, type HttpRequest, type HttpResponse, type SkillHost } from '../../skills/host-functions';
 import type { SkillLimits, SkillOutcome, SkillRun } from '../../skills/sandbox';
 import { createEgress } from '../../skills/egress';
+import { SandboxPoolFull } from '../../skills/sandbox-pool';
 import type { SkillManifest, SkillRunView } from '../../protocol/skills';
 import type { Clock, SecretRedactor } from '../kernel/capability';
 import type { PermissionHook } from '../kernel/permissions';
 import { outsideTurnId } from '../kernel/permissions';
 import type { ToolRegistry } from '../kernel/tool-registry';
 import { ToolFailure } from '../kernel/tool';
+import { AppError } from '../kernel/errors';
 
 /** Runs sandboxed code: the worker pool in the brain (skills/sandbox-pool.ts). */
 export interface SkillExecutor {
@@ -63,7 +65,11 @@ export class SkillRunner {
     const started = this.deps.clock.now();
     const { manifest, source } = request.skill;
     const host = this.host(manifest, runId, request.sessionId);
-    const outcome = await this.deps.executor.run({ source, params: request.params, limits: this.deps.limits, host });
+    const outcome = await this.deps.executor.run({ source, params: request.params, limits: this.deps.limits, host }).catch((err: unknown) => {
+      // A full queue is the brain being busy, not a bug: the caller may try again.
+      if (err instanceof SandboxPoolFull) throw new AppError('UNAVAILABLE', `skill ${manifest.id} was not run: ${err.message}; try again shortly`, { id: manifest.id });
+      throw err;
+    });
     if (!outcome.ok && outcome.kill !== undefined) {
       this.deps.killed(outcome.kill);
       this.deps.logger.info({ skill: manifest.id, run_id: runId, kill: outcome.kill, message: outcome.message }, 'skill run killed');
