@@ -3,7 +3,8 @@
 // secret: call_tool allowed returns the tool's result scrubbed; denied ends the run as a policy kill;
 // pending ends it held with the approval's request id (turn id skill:<id>:<run>); a skill_* tool and a
 // tool the manifest does not list are policy kills; a tool failure is a rejection the skill may catch;
-// a busy loop is a timeout, an allocation loop a memory kill; every kill reaches `killed`.
+// a busy loop is a timeout, an allocation loop a memory kill; every kill reaches `killed`; a run the
+// full pool refuses is a 503.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -14,6 +15,7 @@ import { defineTool, ToolFailure } from '../../../daemon/kernel/tool';
 import { isOutsideTurn, PermissionPlane, type PermissionDecision, type PermissionRequest } from '../../../daemon/kernel/permissions';
 import { SecretScrubber, REDACTED } from '../../../daemon/agent/tools/secret-scrubber';
 import { SkillRunner, toolNameOf } from '../../../daemon/skills/skill-runner';
+import { AppError } from '../../../daemon/kernel/errors';
 import type { SkillManifest } from '../../../protocol/skills';
 import { manifestOf, MiB, SECRET } from './skills-rig';
 
@@ -24,7 +26,7 @@ interface Runner {
   set(verdict: PermissionDecision): void;
 }
 
-function runnerRig(t: { after(fn: () => unknown): void }, limits = { wallMs: 2000, memoryBytes: 16 * MiB }): Runner {
+function runnerRig(t: { after(fn: () => unknown): void }, limits = { wallMs: 2000, memoryBytes: 16 * MiB }, maxQueued?: number): Runner {
   const tools = new ToolRegistry();
   tools.register('rig', defineTool({ spec: { name: 'reveal', description: 'Answers a secret.', parameters: Type.Object({ n: Type.Optional(Type.Integer()) }) }, safety: 'active', run: async () => ({ summary: `key ${SECRET}`, data: { key: SECRET, nested: [SECRET] } }) }));
   tools.register('rig', defineTool({ spec: { name: 'broken', description: 'Fails.', parameters: Type.Object({}) }, safety: 'passive', run: async () => Promise.reject(new ToolFailure('no such lamp')) }));
@@ -33,7 +35,7 @@ function runnerRig(t: { after(fn: () => unknown): void }, limits = { wallMs: 200
   const requests: PermissionRequest[] = [];
   const permissions = new PermissionPlane();
   permissions.use('rig', { check: (r) => (requests.push(r), verdict) });
-  const pool = new SandboxPool({ size: 1, idleMs: 60_000 });
+  const pool = new SandboxPool({ size: 1, idleMs: 60_000, ...(maxQueued === undefined ? {} : { maxQueued }) });
   t.after(() => pool.close());
   const kills: string[] = [];
   const runner = new SkillRunner({ executor: pool, tools, permissions, secrets: new SecretScrubber(() => [SECRET]), clock: { now: () => Date.now() }, logger: pino({ level: 'silent' }), limits, killed: (r) => kills.push(r) });
@@ -125,6 +127,15 @@ void test('a busy loop is killed as timeout and an allocation loop as memory; ea
   const thrown = await run(r, 'throw new TypeError("no such city")');
   assert.equal(thrown.kill, 'error');
   assert.deepEqual(r.kills, ['timeout', 'memory', 'error']);
+});
+
+void test('a full pool is a 503 UNAVAILABLE (try again), not an internal error; the run it refused is no kill', { timeout: 30_000 }, async (t) => {
+  const r = runnerRig(t, { wallMs: 500, memoryBytes: 8 * MiB }, 0);
+  const first = run(r, 'while (true) {}');
+  await assert.rejects(run(r, '1'), (err: unknown) => err instanceof AppError && err.status === 503 && err.code === 'UNAVAILABLE');
+  assert.equal((await first).kill, 'timeout');
+  assert.deepEqual(r.kills, ['timeout']);
+  assert.equal((await run(r, '2')).result, 2, 'the pool takes runs again once free');
 });
 
 void test('toolNameOf: skill_ and the id with - as _', () => {
