@@ -56,6 +56,8 @@ export class DaemonSync {
   /** The bundle (version and digest) activated in this process and its outcome. */
   private active: { bundle: string; outcome: DaemonOutcome } | null = null;
   private reported = '';
+  /** Aborts the requests in flight at stop(). */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly o: DaemonSyncOptions) {}
 
@@ -71,9 +73,17 @@ export class DaemonSync {
     this.check().catch((err: unknown) => this.o.log.error({ err }, 'daemon delivery failed unexpectedly'));
   }
 
-  stop(): void {
+  /** No more asks; a request in flight is aborted and the check under way ends (a driver it is starting still starts: stop the runner after this). */
+  async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    this.stopping.abort(new DOMException('the node-agent is stopping', 'AbortError'));
+    const running = this.running;
+    // Its failure, if any, is logged by poke() or seen by the caller of check().
+    if (running !== null) await running.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** Asks the brain now (or once more after the check under way); resolves when that check ends. */
@@ -88,11 +98,13 @@ export class DaemonSync {
 
   private async loop(): Promise<void> {
     do {
+      if (this.stopping.signal.aborted) return;
       this.again = false;
       try {
         await this.once();
       } catch (err) {
         // A brain that is down or answers oddly: the next ack or tick asks again. Programming errors still show.
+        if (this.stopping.signal.aborted) return; // stop() aborted it: nothing to report
         if (!(err instanceof DeliveryError || err instanceof TypeError || err instanceof SyntaxError || (err instanceof DOMException && err.name === 'TimeoutError'))) throw err;
         this.o.log.warn({ err: err.message }, 'cannot ask the brain for this node\'s daemon');
       }
@@ -114,7 +126,8 @@ export class DaemonSync {
     try {
       delivered = await this.deliver(offer);
     } catch (err) {
-      if (!(err instanceof DeliveryError || err instanceof BundleRefused)) throw err;
+      if (this.stopping.signal.aborted) throw err;
+      if (!(err instanceof DeliveryError || err instanceof BundleRefused || isErrno(err))) throw err;
       this.failed.set(attempt, this.now());
       this.o.log.error({ version: offer.version, err: err.message }, 'the daemon bundle was refused');
       await this.report({ version: offer.version, state: 'failed', error: err.message.slice(0, MAX_ERROR_CHARS) });
@@ -185,13 +198,17 @@ export class DaemonSync {
   private request(path: string, init: RequestInit): Promise<Response> {
     const url = `${this.o.brainUrl.replace(/\/+$/, '')}${path}`;
     const headers = { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${this.o.key}` };
-    return this.o.fetch(url, { ...init, headers, redirect: 'error' });
+    const signal = init.signal ? AbortSignal.any([init.signal, this.stopping.signal]) : this.stopping.signal;
+    return this.o.fetch(url, { ...init, headers, signal, redirect: 'error' });
   }
 
   private now(): number {
     return (this.o.now ?? Date.now)();
   }
 }
+
+/** A file system failure writing the daemon (no space, no permission): the node reports it as failed. */
+const isErrno = (err: unknown): err is NodeJS.ErrnoException => err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' && typeof (err as NodeJS.ErrnoException).syscall === 'string';
 
 /** The body, refused past `max` bytes (the size the offer named) without reading further. */
 async function readBounded(res: Response, max: number): Promise<Uint8Array> {

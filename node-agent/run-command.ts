@@ -269,7 +269,7 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
   const end: LinkEnd | 'signal' = await Promise.race([link.done, stopped]);
   health.check = () => true;
   if (end === 'signal') ctx.notifier.stopping();
-  daemons.stop();
+  await daemons.stop();
   await link.stop();
   await runner.stop();
   await stopDevices(devices, ctx.log);

@@ -4,7 +4,8 @@
 // failed and not fetched again until RETRY_FAILED_MS has passed; a brain without the routes, a brain
 // that is down and an offer for another node are logged, never thrown; checks asked for meanwhile run
 // once more; the driver's outcome is what is reported; a report that failed is sent at the next check;
-// a daemon already held runs while another version is offered, and goes on when that one is refused.
+// a daemon already held runs while another version is offered, and goes on when that one is refused;
+// a file system failure is reported; stop() aborts a download.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -25,7 +26,7 @@ interface FakeBrain {
   paths: string[];
 }
 
-function rig(opts: { activate?: (held: HeldDaemon) => Promise<DaemonOutcome>; maxBundleBytes?: number; held?: HeldDaemon } = {}) {
+function rig(opts: { activate?: (held: HeldDaemon) => Promise<DaemonOutcome>; maxBundleBytes?: number; held?: HeldDaemon; installError?: Error; hangBundle?: boolean } = {}) {
   const bundle = new Uint8Array([1, 2, 3, 4]);
   const brain: FakeBrain = { offer: null, bundle, mineStatus: 200, statusStatus: 200, down: false, reports: [], paths: [] };
   let clock = 1_000_000;
@@ -39,6 +40,9 @@ function rig(opts: { activate?: (held: HeldDaemon) => Promise<DaemonOutcome>; ma
     assert.equal(new Headers(init?.headers).get('authorization'), `Bearer ${KEY}`);
     if (brain.down) throw new TypeError('fetch failed');
     if (url.pathname === '/api/daemons/mine') return Response.json({ daemon: brain.offer }, { status: brain.mineStatus });
+    if (url.pathname === '/api/daemons/mine/bundle' && opts.hangBundle) {
+      return new Promise<Response>((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason as Error), { once: true }));
+    }
     if (url.pathname === '/api/daemons/mine/bundle') return new Response(brain.bundle);
     if (url.pathname === '/api/daemons/mine/status') {
       if (brain.statusStatus === 200) brain.reports.push(JSON.parse(init?.body as string) as DaemonStatusBody);
@@ -49,6 +53,7 @@ function rig(opts: { activate?: (held: HeldDaemon) => Promise<DaemonOutcome>; ma
   const store = {
     held: () => Promise.resolve(held),
     install: (offer: DaemonOffer) => {
+      if (opts.installError) return Promise.reject(opts.installError);
       installs.push(offer);
       held = { offer, path: `/state/daemons/rpi-garden/${offer.version}` };
       return Promise.resolve(held);
@@ -184,4 +189,22 @@ void test('a process that holds a daemon runs it while another version is offere
   assert.deepEqual(brain.reports.map((r) => [r.version, r.state]), [['1.1.0', 'failed']]);
   await sync.check();
   assert.deepEqual(activated, ['1.0.0'], 'once');
+});
+
+void test('a full disk is reported failed; stop() aborts a download under way and asks no more', async () => {
+  const full = rig({ installError: Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' }) });
+  full.brain.offer = full.offerOf('1.0.0');
+  await full.sync.check();
+  assert.deepEqual(full.brain.reports.map((r) => [r.state, r.error]), [['failed', 'ENOSPC: no space left on device, write']]);
+
+  const hanging = rig({ hangBundle: true });
+  hanging.brain.offer = hanging.offerOf('1.0.0');
+  const checking = hanging.sync.check();
+  for (let i = 0; i < 50 && !hanging.brain.paths.some((p) => p.endsWith('/bundle')); i++) await new Promise((resolve) => setImmediate(resolve));
+  await hanging.sync.stop();
+  await checking;
+  assert.deepEqual(hanging.brain.reports, [], 'nothing reported for an aborted download');
+  const asked = hanging.brain.paths.length;
+  await hanging.sync.check();
+  assert.equal(hanging.brain.paths.length, asked, 'a stopped sync asks no more');
 });
