@@ -19,7 +19,9 @@ import { checkBundle, filesOfDir, MAX_BUNDLE_BYTES, type CheckedBundle } from '.
 export const MAX_ARCHIVE_BYTES = 8 * 1024 * 1024;
 export const DOWNLOAD_TIMEOUT_MS = 30_000;
 const STAGING = '.staging-';
+/** `.old-<id>.<uuid>`: the version an upgrade replaces, between its two renames. */
 const OLD = '.old-';
+const REMOVED = '.removed-';
 
 export type Fetch = (url: string, init: { signal: AbortSignal; redirect: 'error' }) => Promise<Response>;
 
@@ -37,11 +39,22 @@ const bad = (message: string, details?: unknown): AppError => new AppError('BAD_
 export class SkillInstaller {
   constructor(private readonly deps: InstallerDeps) {}
 
-  /** Removes what an interrupted install or upgrade left; returns the names removed. */
+  /**
+   * Cleans up after an interrupted install, upgrade or removal; returns the names it dealt with. An
+   * upgrade cut between its two renames left the old version aside and no `<id>`: it is put back (the
+   * install record still names the old version, which is written only after the new one is in place).
+   */
   async sweep(): Promise<string[]> {
     await mkdir(this.deps.dir, { recursive: true, mode: 0o700 });
-    const left = (await readdir(this.deps.dir)).filter((n) => n.startsWith(STAGING) || n.startsWith(OLD));
-    for (const name of left) await rm(join(this.deps.dir, name), { recursive: true, force: true });
+    const names = await readdir(this.deps.dir);
+    const left = names.filter((n) => n.startsWith(STAGING) || n.startsWith(OLD) || n.startsWith(REMOVED));
+    for (const name of left) {
+      const id = name.startsWith(OLD) ? name.slice(OLD.length, name.lastIndexOf('.')) : '';
+      if (id !== '' && !names.includes(id)) {
+        await rename(join(this.deps.dir, name), this.dirOf(id));
+        names.push(id);
+      } else await rm(join(this.deps.dir, name), { recursive: true, force: true });
+    }
     return left;
   }
 
@@ -67,7 +80,7 @@ export class SkillInstaller {
     await mkdir(staging, { mode: 0o700 });
     for (const [name, bytes] of bundle.files) await writeFile(join(staging, name), bytes, { mode: 0o600, flag: 'wx' });
     const target = this.dirOf(bundle.manifest.id);
-    const old = join(this.deps.dir, `${OLD}${randomUUID()}`);
+    const old = join(this.deps.dir, `${OLD}${bundle.manifest.id}.${randomUUID()}`);
     const had = await rename(target, old).then(
       () => true,
       (err: NodeJS.ErrnoException) => {
@@ -80,7 +93,7 @@ export class SkillInstaller {
   }
 
   async remove(id: string): Promise<void> {
-    const old = join(this.deps.dir, `${OLD}${randomUUID()}`);
+    const old = join(this.deps.dir, `${REMOVED}${randomUUID()}`);
     await rename(this.dirOf(id), old).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });

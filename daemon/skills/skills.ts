@@ -207,7 +207,16 @@ export class Skills {
       const source = Buffer.from(bundle.files.get(bundle.manifest.entry)!).toString('utf8');
       this.activate(record, { manifest: bundle.manifest, source }, null);
     } catch (err) {
-      const reason = err instanceof UnverifiedManifestError ? `${err.reason}: ${err.message}` : err instanceof AppError && err.status === 400 ? err.message : err instanceof AppError && err.status === 404 ? 'its folder is missing' : undefined;
+      const reason =
+        err instanceof UnverifiedManifestError
+          ? `${err.reason}: ${err.message}`
+          : err instanceof AppError && err.status === 400
+            ? err.message
+            : err instanceof AppError && err.status === 404
+              ? 'its folder is missing'
+              : isFsError(err)
+                ? `its folder cannot be read (${err.code}: ${err.message})`
+                : undefined;
       if (reason === undefined) throw err;
       this.deps.logger.warn({ skill: record.id, reason }, 'skill files no longer check out; its status is error');
       this.activate(record, undefined, reason);
@@ -248,6 +257,9 @@ export class Skills {
     });
   }
 }
+
+/** A file system refusal (EACCES, EIO…): the skill shows status error instead of stopping the brain. */
+const isFsError = (err: unknown): err is NodeJS.ErrnoException => err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' && typeof (err as NodeJS.ErrnoException).syscall === 'string';
 
 /** A manifest's params as a plain JSON Schema (no TypeBox Kind: the registry checks it with Ajv). */
 const plainSchema = (params: SkillManifest['params']): Record<string, unknown> => JSON.parse(JSON.stringify(params)) as Record<string, unknown>;

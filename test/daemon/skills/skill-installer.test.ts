@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -174,4 +174,21 @@ void test('place() swaps a skill\'s folder in one rename (no staging or old fold
   await s.installer.remove('lamp');
   assert.equal(existsSync(join(skillsDir, 'lamp')), false);
   assert.deepEqual(readdirSync(skillsDir), []);
+});
+
+void test('sweep() puts back the version an upgrade set aside when it was cut before the new one was in place, and drops it when the new one is there', async (t) => {
+  const s = setup(t);
+  const skillsDir = join(s.root, 'skills');
+  await s.installer.sweep();
+  await s.installer.place(await s.installer.check({ path: writeSkill(s.root, { id: 'lamp', source: 'function main() { return 1; }' }), allow_unsigned: true }));
+  // Cut between the renames: the old version is aside, the new one still staged.
+  renameSync(join(skillsDir, 'lamp'), join(skillsDir, '.old-lamp.1111'));
+  mkdirSync(join(skillsDir, '.staging-2222'));
+  assert.deepEqual((await s.installer.sweep()).sort(), ['.old-lamp.1111', '.staging-2222']);
+  assert.deepEqual(readdirSync(skillsDir), ['lamp']);
+  assert.equal(readFileSync(join(skillsDir, 'lamp', 'main.js'), 'utf8'), 'function main() { return 1; }');
+  // Cut after the second rename: the new version is in place, the old one only needs removing.
+  mkdirSync(join(skillsDir, '.old-lamp.3333'));
+  await s.installer.sweep();
+  assert.deepEqual(readdirSync(skillsDir), ['lamp']);
 });
