@@ -8,7 +8,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock, SecretStore, Store } from '../kernel/capability';
-import { AppError } from '../kernel/errors';
+import { AppError, UnverifiedManifestError } from '../kernel/errors';
 import type { DaemonInstallBody, InstalledDaemon } from '../../protocol/registry';
 import { PUBLISHER_KEYS_NAMESPACE } from '../../protocol/publishers';
 import { extractArchive, type ArchiveLimits } from '../../signing/archive';
@@ -37,12 +37,13 @@ export class DaemonInstalls {
 
   async install(body: DaemonInstallBody): Promise<InstalledDaemon> {
     const bytes = await this.download(body.url);
-    if (sha256Hex(bytes) !== body.sha256) throw new AppError('UNPROCESSABLE', `${body.url} is not the archive whose sha256 was given`, { reason: 'digest_mismatch' });
+    // Trust refusals answer like a skill's or an app's (spec 7): 422 {error: "UnverifiedManifest", reason, message}.
+    if (sha256Hex(bytes) !== body.sha256) throw new UnverifiedManifestError('digest_mismatch', `${body.url} is not the archive whose sha256 was given`);
     const verdict = verifyArtifact(bytes, body.signature, (id) => this.vault.get(PUBLISHER_KEYS_NAMESPACE, id));
     if (!verdict.ok && verdict.reason === 'unknown_key') {
-      throw new AppError('FORBIDDEN', `${verdict.detail}: the brain installs only what a publisher it pins has signed (PUT /api/publishers/keys/<key_id>)`, { reason: verdict.reason, key_id: body.signature.key_id });
+      throw new UnverifiedManifestError(verdict.reason, `${verdict.detail}: the brain installs only what a publisher it pins has signed (svc publisher trust <key_id> <public_key>)`);
     }
-    if (!verdict.ok) throw new AppError('UNPROCESSABLE', `the downloaded daemon is refused (${verdict.reason}): ${verdict.detail}`, { reason: verdict.reason });
+    if (!verdict.ok) throw new UnverifiedManifestError(verdict.reason, `the downloaded daemon is refused: ${verdict.detail}`);
     const { manifest, name, version, displayName } = checkDaemonFiles(await readFiles(bytes, this.fetching.limits));
     const path = join(this.home, 'daemons', name, version);
     const existing = this.store.get<InstalledDaemon>('SELECT * FROM installed_daemons WHERE node_id = ?', [name]);

@@ -5,7 +5,7 @@
 // queue and reviews take the admin principal: the brain's API token, or the reviewer token of
 // `svc registry serve`.
 import type { TypedRoutes } from '../http/route-kit';
-import { ErrorEnvelope } from '../../protocol/errors';
+import { ErrorEnvelope, UnverifiedManifestBody } from '../../protocol/errors';
 import {
   DaemonInstallBody,
   DownloadQuery,
@@ -73,7 +73,7 @@ export const daemonInstallRoutes =
   (installs: () => Promise<DaemonInstalls>): TypedRoutes =>
   async (app) => {
     app.get('/api/daemons', { schema: { response: { 200: InstalledDaemonList, ...errors } } }, async () => ({ daemons: (await installs()).list() }));
-    app.post('/api/daemons/install', { schema: { body: DaemonInstallBody, response: { 201: InstalledDaemon, ...errors } } }, async (request, reply) =>
+    app.post('/api/daemons/install', { schema: { body: DaemonInstallBody, response: { 201: InstalledDaemon, ...errors, 422: UnverifiedManifestBody } } }, async (request, reply) =>
       reply.status(201).send(await (await installs()).install(request.body)),
     );
   };

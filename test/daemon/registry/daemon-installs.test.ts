@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DaemonInstalls } from '../../../daemon/registry/daemon-installs';
 import { DAEMON_MIGRATIONS, DAEMONS_COMPONENT } from '../../../daemon/registry/registry-capability';
-import { AppError } from '../../../daemon/kernel/errors';
+import { AppError, UnverifiedManifestError } from '../../../daemon/kernel/errors';
 import { SqliteStore } from '../../../daemon/store/sqlite-store';
 import { PUBLISHER_KEYS_NAMESPACE } from '../../../protocol/publishers';
 import { DEFAULT_ARCHIVE_LIMITS, packArchive } from '../../../signing/archive';
@@ -42,14 +42,14 @@ const body = { url: URL_, sha256: SIGNATURE.sha256, signature: SIGNATURE };
 
 void test('a publisher the brain does not pin is refused, and nothing is written', async (t) => {
   const { installs, home } = rig(t, {});
-  await assert.rejects(installs.install(body), (err: unknown) => err instanceof AppError && err.status === 403 && (err.details as { reason: string }).reason === 'unknown_key');
+  await assert.rejects(installs.install(body), (err: unknown) => err instanceof UnverifiedManifestError && err.reason === 'unknown_key');
   assert.equal(existsSync(join(home, 'daemons')), false);
   assert.deepEqual(installs.list(), []);
 });
 
 void test('bytes other than the sha256 names are refused; a file URL is not fetched', async (t) => {
   const { installs } = rig(t, { [KEY.keyId]: KEY.publicKey });
-  await assert.rejects(installs.install({ ...body, sha256: 'f'.repeat(64) }), (err: unknown) => err instanceof AppError && err.status === 422);
+  await assert.rejects(installs.install({ ...body, sha256: 'f'.repeat(64) }), (err: unknown) => err instanceof UnverifiedManifestError && err.reason === 'digest_mismatch');
   await assert.rejects(installs.install({ ...body, url: 'file:///etc/passwd' }), (err: unknown) => err instanceof AppError && err.status === 400);
 });
 
