@@ -15,6 +15,7 @@ export interface ClientSdk {
   StdioClientTransport: typeof StdioClientTransport;
   StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
   ToolListChangedNotificationSchema: typeof ToolListChangedNotificationSchema;
+  McpError: typeof McpError;
 }
 
 export interface ServerSdk {
@@ -34,7 +35,7 @@ export const loadClientSdk = lazyModule(async (): Promise<ClientSdk> => {
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
   ]);
-  return { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport, ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema };
+  return { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport, ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema, McpError: types.McpError };
 });
 
 export const loadServerSdk = lazyModule(async (): Promise<ServerSdk> => {

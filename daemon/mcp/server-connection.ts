@@ -40,6 +40,8 @@ interface RemoteTool {
 interface Live {
   client: Client;
   stderr: StderrTail;
+  /** A JSON-RPC error answer (the server is there) as opposed to a failed request (it may not be). */
+  isAnswer: (err: unknown) => boolean;
 }
 
 /** Most pages of tools/list read in one listing, and most tools kept from one server. */
@@ -179,8 +181,9 @@ export class ServerConnection {
       return remoteOutcome(this.name, remote, result);
     } catch (err) {
       if (err instanceof ToolFailure) throw err;
-      // A refused HTTP request (the server went away) loses the connection: the tools go, a reconnect follows.
-      if (this.deps.declaration.url !== undefined && err instanceof TypeError) this.lost(live, `the server did not answer: ${messageOf(err)}`);
+      // A failed HTTP request (the server went away, or restarted and forgot the session) loses the
+      // connection: the tools go, a reconnect follows. A JSON-RPC error is the server's answer.
+      if (this.deps.declaration.url !== undefined && !live.isAnswer(err)) this.lost(live, `the server did not answer: ${messageOf(err)}`);
       throw new ToolFailure(`MCP server ${this.name} (${remote}): ${messageOf(err)}`);
     } finally {
       clearTimeout(timer);
@@ -199,7 +202,7 @@ export class ServerConnection {
       const sdk = await this.deps.sdk();
       client = await openClient(sdk, transportParams(this.deps.declaration, this.deps.vault), this.deps.connectTimeoutMs, (chunk) => stderr.add(chunk));
       if (generation !== this.generation) return void (await client.close());
-      const live: Live = { client, stderr };
+      const live: Live = { client, stderr, isAnswer: (err) => err instanceof sdk.McpError };
       this.live = live;
       client.onclose = () => this.lost(live, 'the server closed the connection');
       client.onerror = (err) => this.deps.logger.debug({ err, server: this.name }, 'MCP client transport error');

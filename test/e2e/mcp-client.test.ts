@@ -5,7 +5,7 @@
 // crashes (reconnected, a new process), it hangs (the call fails within call_timeout_ms and the turn
 // ends); a default-safety server's call is held for approval; a server added through the API (and
 // `svc mcp servers`) gets its env secret from the vault; a Streamable HTTP server with a vault bearer
-// header; remove takes the tools away; the brain's stop ends every stdio child.
+// header, reconnected after it restarts; remove takes the tools away; the brain's stop ends every stdio child.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -162,6 +162,16 @@ void test('svc mcp servers: add with a vault env secret, an HTTP server with a v
   assert.equal(await rig.turn('mcp_remote_echo', { text: 'over http' }), 'done');
   assert.match(rig.results.at(-1)!, /echo: over http/);
 
+  // The HTTP server restarts (and forgets the session): the failed call loses the connection, a reconnect follows.
+  await remote.stop();
+  const again = await httpFixture(token, remote.port);
+  t.after(() => again.stop());
+  assert.equal(await rig.turn('mcp_remote_echo', { text: 'to a forgotten session' }), 'done');
+  assert.match(rig.results.at(-1)!, /"status":"error"/);
+  await serverWhen(rig.brain, 'remote', (s) => s.state === 'connected' && s.reconnects >= 1);
+  assert.equal(await rig.turn('mcp_remote_echo', { text: 'back' }), 'done');
+  assert.match(rig.results.at(-1)!, /echo: back/);
+
   const tested = svc(['mcp', 'servers', 'test', 'remote', '--json']);
   assert.equal(tested.status, 0, tested.stderr);
   const result = JSON.parse(tested.stdout) as McpTestResult;
@@ -178,8 +188,10 @@ void test('svc mcp servers: add with a vault env secret, an HTTP server with a v
   assert.equal(dup.status, 1);
   assert.match(dup.stderr, /already declared/);
 
-  assert.equal(svc(['mcp', 'servers', 'remove', 'local']).status, 0);
-  assert.equal(svc(['mcp', 'servers', 'remove', 'remote']).status, 0);
+  for (const name of ['local', 'remote']) {
+    const removed = svc(['mcp', 'servers', 'remove', name]);
+    assert.equal(removed.status, 0, removed.stderr);
+  }
   assert.deepEqual(await servers(rig.brain), []);
   await until(
     () => 'the removed stdio child to end',

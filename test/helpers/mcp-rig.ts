@@ -37,10 +37,10 @@ export async function stdioClient(brain: Pick<BrainProcess, 'home' | 'url'>): Pr
   return { client, stderr: () => stderr };
 }
 
-/** The fixture over Streamable HTTP on a free loopback port; `token` is the bearer it requires. */
-export async function httpFixture(token: string): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [FIXTURE, '--http', '0'], { env: { ...process.env, FIXTURE_TOKEN: token }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
+/** The fixture over Streamable HTTP on a loopback port (a free one by default); `token` is the bearer it requires. */
+export async function httpFixture(token: string, port = 0): Promise<{ url: string; port: number; child: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [FIXTURE, '--http', String(port)], { env: { ...process.env, FIXTURE_TOKEN: token }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const bound = await new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       const m = /^listening (\d+)$/.exec(line);
       if (m) resolve(Number(m[1]));
@@ -49,7 +49,8 @@ export async function httpFixture(token: string): Promise<{ url: string; child: 
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${bound}/mcp`,
+    port: bound,
     child,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
