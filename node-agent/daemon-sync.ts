@@ -14,6 +14,7 @@ import { Value } from '@sinclair/typebox/value';
 import { DAEMONS_BUNDLE_PATH, DAEMONS_MINE_PATH, DAEMONS_STATUS_PATH, MyDaemon, type DaemonOffer, type DaemonStatusBody } from '../protocol/daemons';
 import type { AdapterLog } from './adapters/adapter';
 import { BundleRefused, type HeldDaemon } from './daemon-store';
+import { BrainUnreachable, ResponseTooLarge, type BrainHttp, type BrainRequest, type BrainResponse } from './daemon-http';
 
 /** How often a linked node asks (the brief of issue 16: every 10 minutes while linked). */
 export const POLL_MS = 10 * 60 * 1000;
@@ -23,17 +24,17 @@ export const MAX_BUNDLE_BYTES = 32 * 1024 * 1024;
 const ASK_TIMEOUT_MS = 10_000;
 const BUNDLE_TIMEOUT_MS = 60_000;
 const MAX_ERROR_CHARS = 2000;
+/** The most bytes of an offer or a report's answer. */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** What happened to a held daemon after delivery: the driver runner (daemon-runner.ts) may say running or failed. */
 export type DaemonOutcome = { state: 'installed' | 'running' } | { state: 'failed'; error: string };
 
 export interface DaemonSyncOptions {
-  /** The brain's http(s) address. */
-  brainUrl: string;
-  key: string;
   nodeId: string;
   store: { held(): Promise<HeldDaemon | null>; install(offer: DaemonOffer, bytes: Uint8Array): Promise<HeldDaemon> };
-  fetch: typeof globalThis.fetch;
+  /** Requests to the brain with the node key (daemon-http.ts). */
+  http: BrainHttp;
   log: AdapterLog;
   /** Whether the link is up (the ten-minute ask is skipped while it is not). */
   linked(): boolean;
@@ -105,7 +106,7 @@ export class DaemonSync {
       } catch (err) {
         // A brain that is down or answers oddly: the next ack or tick asks again. Programming errors still show.
         if (this.stopping.signal.aborted) return; // stop() aborted it: nothing to report
-        if (!(err instanceof DeliveryError || err instanceof TypeError || err instanceof SyntaxError || (err instanceof DOMException && err.name === 'TimeoutError'))) throw err;
+        if (!(err instanceof DeliveryError || err instanceof BrainUnreachable || err instanceof SyntaxError || (err instanceof DOMException && err.name === 'TimeoutError'))) throw err;
         this.o.log.warn({ err: err.message }, 'cannot ask the brain for this node\'s daemon');
       }
     } while (this.again);
@@ -142,15 +143,14 @@ export class DaemonSync {
 
   /** The offer, null when no daemon is installed for this node, undefined when the brain has no delivery routes. */
   private async ask(): Promise<DaemonOffer | null | undefined> {
-    const res = await this.request(DAEMONS_MINE_PATH, { signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
+    const res = await this.request({ method: 'GET', path: DAEMONS_MINE_PATH, signal: AbortSignal.timeout(ASK_TIMEOUT_MS), maxBytes: MAX_ANSWER_BYTES });
     if (res.status === 404) {
-      await res.body?.cancel();
       if (!this.noRoutes) this.o.log.info({}, 'the brain does not deliver daemons (no /api/daemons/mine)');
       this.noRoutes = true;
       return undefined;
     }
-    if (!res.ok) throw new DeliveryError(`GET ${DAEMONS_MINE_PATH} answered HTTP ${res.status}`);
-    const body: unknown = await res.json();
+    if (res.status !== 200) throw new DeliveryError(`GET ${DAEMONS_MINE_PATH} answered HTTP ${res.status}`);
+    const body: unknown = JSON.parse(Buffer.from(res.body).toString('utf8'));
     if (!Value.Check(MyDaemon, body)) throw new DeliveryError(`GET ${DAEMONS_MINE_PATH} answered something that is not an offer`);
     if (body.daemon !== null && body.daemon.node_id !== this.o.nodeId) throw new DeliveryError(`the brain offered the daemon of node ${body.daemon.node_id}, not ${this.o.nodeId}`);
     return body.daemon;
@@ -159,12 +159,15 @@ export class DaemonSync {
   private async deliver(offer: DaemonOffer): Promise<HeldDaemon> {
     const max = this.o.maxBundleBytes ?? MAX_BUNDLE_BYTES;
     if (offer.size > max) throw new DeliveryError(`the bundle is ${offer.size} bytes; this node-agent takes at most ${max}`);
-    const res = await this.request(DAEMONS_BUNDLE_PATH, { signal: AbortSignal.timeout(BUNDLE_TIMEOUT_MS) });
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new DeliveryError(`GET ${DAEMONS_BUNDLE_PATH} answered HTTP ${res.status}`);
+    let res: BrainResponse;
+    try {
+      res = await this.request({ method: 'GET', path: DAEMONS_BUNDLE_PATH, signal: AbortSignal.timeout(BUNDLE_TIMEOUT_MS), maxBytes: offer.size });
+    } catch (err) {
+      if (err instanceof ResponseTooLarge) throw new DeliveryError(`size mismatch: the bundle is larger than the ${offer.size} bytes the brain's offer names`);
+      throw err;
     }
-    const bytes = await readBounded(res, offer.size);
+    if (res.status !== 200) throw new DeliveryError(`GET ${DAEMONS_BUNDLE_PATH} answered HTTP ${res.status}`);
+    const bytes = res.body;
     const digest = createHash('sha256').update(bytes).digest('hex');
     if (digest !== offer.sha256) throw new DeliveryError(`sha256 mismatch: the bundle is ${digest}, the brain's offer names ${offer.sha256}`);
     return this.o.store.install(offer, bytes);
@@ -189,17 +192,14 @@ export class DaemonSync {
   private async report(body: DaemonStatusBody): Promise<void> {
     const key = JSON.stringify(body);
     if (key === this.reported) return;
-    const res = await this.request(DAEMONS_STATUS_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: key, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
-    await res.body?.cancel();
-    if (!res.ok) throw new DeliveryError(`POST ${DAEMONS_STATUS_PATH} answered HTTP ${res.status}`);
+    const res = await this.request({ method: 'POST', path: DAEMONS_STATUS_PATH, body: key, signal: AbortSignal.timeout(ASK_TIMEOUT_MS), maxBytes: MAX_ANSWER_BYTES });
+    if (res.status !== 200) throw new DeliveryError(`POST ${DAEMONS_STATUS_PATH} answered HTTP ${res.status}`);
     this.reported = key;
   }
 
-  private request(path: string, init: RequestInit): Promise<Response> {
-    const url = `${this.o.brainUrl.replace(/\/+$/, '')}${path}`;
-    const headers = { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${this.o.key}` };
-    const signal = init.signal ? AbortSignal.any([init.signal, this.stopping.signal]) : this.stopping.signal;
-    return this.o.fetch(url, { ...init, headers, signal, redirect: 'error' });
+  /** A request that stop() aborts too. */
+  private request(req: BrainRequest): Promise<BrainResponse> {
+    return this.o.http({ ...req, signal: AbortSignal.any([req.signal, this.stopping.signal]) });
   }
 
   private now(): number {
@@ -209,18 +209,3 @@ export class DaemonSync {
 
 /** A file system failure writing the daemon (no space, no permission): the node reports it as failed. */
 const isErrno = (err: unknown): err is NodeJS.ErrnoException => err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' && typeof (err as NodeJS.ErrnoException).syscall === 'string';
-
-/** The body, refused past `max` bytes (the size the offer named) without reading further. */
-async function readBounded(res: Response, max: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (res.body === null) return new Uint8Array();
-  // Leaving the loop early cancels the stream: nothing past the bound is read.
-  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-    size += chunk.length;
-    if (size > max) break;
-    chunks.push(chunk);
-  }
-  if (size > max) throw new DeliveryError(`size mismatch: the bundle is larger than the ${max} bytes the brain's offer names`);
-  return new Uint8Array(Buffer.concat(chunks));
-}

@@ -89,7 +89,6 @@ async function main(args: readonly string[]): Promise<number> {
         stop: stopSignal(),
         agentVersion: VERSION,
         uptimeS: () => Math.round(process.uptime() * 10) / 10,
-        fetch: (url, init) => fetch(url, init),
       });
     }
   }

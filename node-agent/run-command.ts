@@ -20,6 +20,7 @@ import type { Io } from './pair-command';
 import type { AgentNotifier } from './sd-notify';
 import { DaemonStore, daemonRoot } from './daemon-store';
 import { DaemonSync } from './daemon-sync';
+import { brainHttp } from './daemon-http';
 import { DaemonRunner } from './daemon-runner';
 
 export const EXIT_STOPPED = 0;
@@ -58,8 +59,6 @@ export interface RunContext {
   stop: AbortSignal;
   agentVersion: string;
   uptimeS(): number;
-  /** HTTP to the brain (daemon delivery, daemon-sync.ts); default the global fetch. */
-  fetch?: typeof globalThis.fetch;
   /** Where delivered daemons are kept (<state dir>/daemons/<node_id>/); default the key directory's parent. */
   stateDir?: string;
 }
@@ -211,11 +210,9 @@ async function run(options: RunOptions, ctx: RunContext, health: { check: () => 
   const url = nodeSocketUrl(brain.url);
   const runner = new DaemonRunner({ devices, sinkFor: (id) => sinkFor(id), reregister: () => link.reregister(), log: ctx.log.child({ part: 'driver' }) });
   const daemons = new DaemonSync({
-    brainUrl: brain.url,
-    key,
     nodeId,
     store: new DaemonStore(daemonRoot(ctx.stateDir ?? dirname(keyDir), nodeId)),
-    fetch: ctx.fetch ?? globalThis.fetch,
+    http: brainHttp(brain.url, key),
     log: ctx.log.child({ part: 'daemons' }),
     linked: () => link.status().state === 'linked',
     activate: (held) => runner.activate(held),

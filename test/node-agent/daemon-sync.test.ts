@@ -11,9 +11,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { DaemonSync, RETRY_FAILED_MS, type DaemonOutcome } from '../../node-agent/daemon-sync';
 import type { HeldDaemon } from '../../node-agent/daemon-store';
+import { BrainUnreachable, ResponseTooLarge, type BrainHttp, type BrainResponse } from '../../node-agent/daemon-http';
 import type { DaemonOffer, DaemonStatusBody } from '../../protocol/daemons';
 
-const KEY = `svcdk_${'k'.repeat(43)}`;
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
 interface FakeBrain {
@@ -34,22 +34,24 @@ function rig(opts: { activate?: (held: HeldDaemon) => Promise<DaemonOutcome>; ma
   let held: HeldDaemon | null = opts.held ?? null;
   const logs: { level: string; msg: string }[] = [];
   const at = (level: string) => (obj: { err?: unknown }, msg: string) => void logs.push({ level, msg: `${msg} ${typeof obj.err === 'string' ? obj.err : ''}` });
-  const fetch = (async (input: string | URL, init?: RequestInit) => {
-    const url = new URL(String(input));
-    brain.paths.push(`${init?.method ?? 'GET'} ${url.pathname}`);
-    assert.equal(new Headers(init?.headers).get('authorization'), `Bearer ${KEY}`);
-    if (brain.down) throw new TypeError('fetch failed');
-    if (url.pathname === '/api/daemons/mine') return Response.json({ daemon: brain.offer }, { status: brain.mineStatus });
-    if (url.pathname === '/api/daemons/mine/bundle' && opts.hangBundle) {
-      return new Promise<Response>((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason as Error), { once: true }));
+  const answer = (status: number, body: Uint8Array | object, max: number): Promise<BrainResponse> => {
+    const bytes = body instanceof Uint8Array ? body : new TextEncoder().encode(JSON.stringify(body));
+    return bytes.length > max ? Promise.reject(new ResponseTooLarge(`larger than ${max}`)) : Promise.resolve({ status, headers: {}, body: bytes });
+  };
+  const http: BrainHttp = (req) => {
+    brain.paths.push(`${req.method} ${req.path}`);
+    if (brain.down) return Promise.reject(new BrainUnreachable('connect ECONNREFUSED 127.0.0.1:9'));
+    if (req.path === '/api/daemons/mine') return answer(brain.mineStatus, { daemon: brain.offer }, req.maxBytes);
+    if (req.path === '/api/daemons/mine/bundle' && opts.hangBundle) {
+      return new Promise((_resolve, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason as Error), { once: true }));
     }
-    if (url.pathname === '/api/daemons/mine/bundle') return new Response(brain.bundle);
-    if (url.pathname === '/api/daemons/mine/status') {
-      if (brain.statusStatus === 200) brain.reports.push(JSON.parse(init?.body as string) as DaemonStatusBody);
-      return Response.json({}, { status: brain.statusStatus });
+    if (req.path === '/api/daemons/mine/bundle') return answer(200, brain.bundle, req.maxBytes);
+    if (req.path === '/api/daemons/mine/status') {
+      if (brain.statusStatus === 200) brain.reports.push(JSON.parse(req.body ?? '') as DaemonStatusBody);
+      return answer(brain.statusStatus, {}, req.maxBytes);
     }
-    return new Response('nope', { status: 404 });
-  }) as typeof globalThis.fetch;
+    return answer(404, {}, req.maxBytes);
+  };
   const store = {
     held: () => Promise.resolve(held),
     install: (offer: DaemonOffer) => {
@@ -60,11 +62,9 @@ function rig(opts: { activate?: (held: HeldDaemon) => Promise<DaemonOutcome>; ma
     },
   };
   const sync = new DaemonSync({
-    brainUrl: 'http://brain.test:8080/',
-    key: KEY,
     nodeId: 'rpi-garden',
     store,
-    fetch,
+    http,
     log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
     linked: () => true,
     now: () => clock,
