@@ -11,7 +11,7 @@
 // accepts anyone and identifies nobody, which also keeps /health as cheap as a route can be.
 //
 // A request that matched no route has no declaration to go by: under the API namespaces (/api,
-// /v1 — compared after the same normalisation the router applies, and more) it needs some
+// /v1, /mcp — compared after the same normalisation the router applies, and more) it needs some
 // principal's credential, so the API's routes cannot be discovered anonymously; anywhere else it
 // gets the ordinary 404, which is also what /metrics answers off loopback (spec 4.12: "identical to
 // an unmounted endpoint").
@@ -60,7 +60,7 @@ const decodeOnce = (s: string): string => {
 };
 
 /**
- * Whether a raw request target names a path in an API namespace (/api, /v1), read as generously as
+ * Whether a raw request target names a path in an API namespace (/api, /v1, /mcp), read as generously as
  * any router might: absolute form, query, fragment and `;` parameters cut off, percent-escapes
  * decoded (repeatedly), backslashes and repeated slashes folded, case and trailing dots ignored.
  * Used only for targets that matched no route, where it can turn a 404 into a 401, never the reverse.
@@ -74,7 +74,7 @@ export function inApiNamespace(target: string): boolean {
   }
   const first = path.replace(/\\/g, '/').split(/[?#;]/, 1)[0]!.split('/').find((segment) => segment !== '') ?? '';
   const name = first.replace(/[.\s]+$/, '').toLowerCase();
-  return name === 'api' || name === 'v1';
+  return name === 'api' || name === 'v1' || name === 'mcp';
 }
 
 export interface RouteGuard {
