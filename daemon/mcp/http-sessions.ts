@@ -29,9 +29,13 @@ interface Session {
   lastUsed: number;
 }
 
-/** A JSON-RPC error answered before any session handles the request (the SDK's own shape). */
-function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+/**
+ * A refusal before any session takes the request (no session, an unknown one, the brain stopping):
+ * in the API's error envelope, like every HTTP error before MCP takes over. MCP clients read the
+ * status (404: initialize again).
+ */
+function refuse(res: ServerResponse, status: number, code: 'BAD_REQUEST' | 'NOT_FOUND' | 'UNAVAILABLE', message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { code, message, details: null } }));
 }
 
 const sessionHeader = (req: IncomingMessage): string | undefined => {
@@ -58,13 +62,13 @@ export class HttpSessions {
     const id = sessionHeader(req);
     if (id !== undefined) {
       const session = this.sessions.get(id);
-      if (!session) return rpcError(res, 404, -32001, `MCP session ${id} not found (closed, expired or from before a restart); initialize a new one`);
+      if (!session) return refuse(res, 404, 'NOT_FOUND', `MCP session ${id} not found (closed, expired or from before a restart); initialize a new one`);
       // Use is a request (POST, DELETE); the GET that holds the notification stream open is not.
       if (req.method !== 'GET') session.lastUsed = this.deps.now();
       return session.transport.handleRequest(req, res, body);
     }
-    if (req.method !== 'POST' || !isInitialize(sdk, body)) return rpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; the first request of a session is initialize');
-    if (this.stopped) return rpcError(res, 503, -32000, 'the brain is stopping');
+    if (req.method !== 'POST' || !isInitialize(sdk, body)) return refuse(res, 400, 'BAD_REQUEST', 'no Mcp-Session-Id header: the first request of an MCP session is initialize');
+    if (this.stopped) return refuse(res, 503, 'UNAVAILABLE', 'the brain is stopping');
     return this.open(sdk, req, res, body);
   }
 

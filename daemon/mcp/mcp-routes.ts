@@ -35,7 +35,7 @@ export const mcpEndpoint =
           await deps.sessions.handle(request.raw, res, request.body);
         } catch (err) {
           deps.logger.error({ err, method: request.method }, 'MCP request failed');
-          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { code: 'INTERNAL', message: 'the MCP request failed; the brain logged why', details: null } }));
           else res.end();
         }
       },

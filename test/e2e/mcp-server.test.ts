@@ -78,13 +78,21 @@ void test('bad input: no token 401, malformed JSON 400, not JSON-RPC, unknown se
   assert.equal(malformed.status, 400);
   assert.equal(((await malformed.json()) as { error: { code: string } }).error.code, 'BAD_REQUEST');
 
+  // Before a session takes the request, refusals are in the envelope too; an MCP client reads the status.
+  const envelope = async (r: Response) => ((await r.json()) as { error: { code: string; message: string } }).error;
   const notRpc = await post(JSON.stringify({ hello: 'world' }));
   assert.equal(notRpc.status, 400);
-  assert.match(await notRpc.text(), /initialize/);
+  const noSession = await envelope(notRpc);
+  assert.equal(noSession.code, 'BAD_REQUEST');
+  assert.match(noSession.message, /the first request of an MCP session is initialize/);
 
   const stale = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { 'mcp-session-id': 'no-such-session' });
   assert.equal(stale.status, 404);
-  assert.match(await stale.text(), /not found/);
+  assert.equal((await envelope(stale)).code, 'NOT_FOUND');
+
+  const badVersion = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }), { accept: 'text/html' });
+  assert.equal(badVersion.status, 406, 'from here the SDK answers, in JSON-RPC');
+  assert.equal(((await badVersion.json()) as { jsonrpc: string }).jsonrpc, '2.0');
 
   const http = await httpClient(brain.url, brain.token);
   t.after(() => http.close());
