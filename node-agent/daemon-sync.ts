@@ -16,7 +16,7 @@ import type { AdapterLog } from './adapters/adapter';
 import { BundleRefused, type HeldDaemon } from './daemon-store';
 import { BrainUnreachable, ResponseTooLarge, type BrainHttp, type BrainRequest, type BrainResponse } from './daemon-http';
 
-/** How often a linked node asks (the brief of issue 16: every 10 minutes while linked). */
+/** How often a linked node asks (docs/node-agent.md "Daemons"). */
 export const POLL_MS = 10 * 60 * 1000;
 export const RETRY_FAILED_MS = POLL_MS;
 /** The largest bundle fetched (the registry's own bound is 16 MiB by default). */
