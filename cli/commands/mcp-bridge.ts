@@ -16,6 +16,8 @@ export interface BridgeIo {
 
 /** The JSON-RPC code of a request the bridge answers itself (the brain could not be asked). */
 export const BRAIN_UNREACHABLE = -32000;
+/** How long answers to the last requests may take once the client has closed stdin. */
+const DRAIN_MS = 5000;
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -45,21 +47,36 @@ export async function bridge(conn: Connection, io: BridgeIo): Promise<number> {
   const local = new StdioServerTransport(io.stdin as Readable, io.stdout as Writable);
   const brain = new StreamableHTTPClientTransport(new URL(`${conn.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${conn.token}` } } });
   let initializeId: string | number | undefined;
-  const say = (text: string): void => void io.err.write(`svc mcp: ${text}\n`);
+  /** Requests relayed and not answered yet: answered before the relay ends, when they come soon. */
+  const pending = new Set<string | number>();
+  let settled: (() => void) | undefined;
+  let closing = false;
+  let sending: Promise<void> = Promise.resolve();
+  const say = (text: string): void => {
+    if (!closing) io.err.write(`svc mcp: ${text}\n`);
+  };
 
   brain.onmessage = (message) => {
+    if ('id' in message && !('method' in message) && message.id !== undefined) pending.delete(message.id);
     // The brain's answer to initialize names the protocol version its later requests must carry.
     if ('result' in message && message.id === initializeId && typeof message.result.protocolVersion === 'string') brain.setProtocolVersion(message.result.protocolVersion);
-    void local.send(message);
+    void local.send(message).then(() => pending.size === 0 && settled?.());
   };
   brain.onerror = (err) => say(`the brain's MCP stream: ${messageOf(err)}`);
   local.onerror = (err) => say(`a message from the MCP client: ${messageOf(err)}`);
   local.onmessage = (message) => {
-    if (isRequest(message) && message.method === 'initialize') initializeId = message.id;
-    brain.send(message).catch((err: unknown) => {
+    if (isRequest(message)) {
+      pending.add(message.id);
+      if (message.method === 'initialize') initializeId = message.id;
+    }
+    // In order, one after another: the session id comes with initialize's answer, and each request
+    // is sent once the brain has begun to answer the one before (its answer streams on).
+    sending = sending.then(() => brain.send(message)).catch((err: unknown) => {
       const why = `the svc brain at ${conn.url} did not take the message (${messageOf(err)})`;
       say(why);
-      if (isRequest(message)) void local.send({ jsonrpc: '2.0', id: message.id, error: { code: BRAIN_UNREACHABLE, message: why } });
+      if (!isRequest(message) || closing) return;
+      pending.delete(message.id);
+      void local.send({ jsonrpc: '2.0', id: message.id, error: { code: BRAIN_UNREACHABLE, message: why } });
     });
   };
 
@@ -71,8 +88,11 @@ export async function bridge(conn: Connection, io: BridgeIo): Promise<number> {
   await brain.start();
   await local.start();
   await ended;
+  // The client wrote its last message: its answers still go out (for at most DRAIN_MS).
+  if (pending.size > 0) await new Promise<void>((resolve) => ((settled = resolve), setTimeout(resolve, DRAIN_MS).unref()));
+  closing = true;
   // The session ends with the client: DELETE it rather than leave it to the brain's idle sweep.
-  await brain.terminateSession().catch((err: unknown) => say(`ending the MCP session: ${messageOf(err)}`));
+  await brain.terminateSession().catch((err: unknown) => io.err.write(`svc mcp: ending the MCP session: ${messageOf(err)}\n`));
   await brain.close();
   await local.close();
   return 0;

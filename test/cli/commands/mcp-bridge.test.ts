@@ -56,3 +56,24 @@ void test('no token, or no brain: a reason on stderr, exit 1, nothing on stdout'
   assert.match(s.err(), /^svc mcp: the svc brain at http:\/\/127\.0\.0\.1:9 is not running/);
   assert.equal(out, '');
 });
+
+void test('a client that writes everything at once and closes stdin gets every answer, in order, with nothing on stderr', async (t) => {
+  const { brain, token, home } = await inProcessBrain(t, { capabilities: [mcpCapability] });
+  const url = `http://127.0.0.1:${brain.listener.addresses()[0]!.port}`;
+  const s = io();
+  const answers: { id?: number; result?: Record<string, unknown> }[] = [];
+  createInterface({ input: s.stdout }).on('line', (line) => answers.push(JSON.parse(line) as (typeof answers)[number]));
+  const done = bridge({ url, token, home }, { stdin: s.stdin, stdout: s.stdout, err: s.stderr });
+  const lines = [
+    { id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'burst', version: '1' } } },
+    { method: 'notifications/initialized' },
+    { id: 2, method: 'tools/list' },
+    { id: 3, method: 'tools/call', params: { name: 'status', arguments: {} } },
+  ];
+  s.stdin.end(lines.map((m) => `${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`).join(''));
+  assert.equal(await done, 0);
+  await until(() => `three answers: ${JSON.stringify(answers)}`, async () => (answers.length >= 3 ? true : undefined), 5000);
+  assert.deepEqual(answers.map((a) => a.id), [1, 2, 3]);
+  assert.ok(answers.every((a) => a.result !== undefined), JSON.stringify(answers));
+  assert.equal(s.err(), '');
+});
