@@ -3,7 +3,7 @@
 //   svc mcp servers [list] [--json]                  external MCP servers: source, state, tools, last error
 //   svc mcp servers add <name> -- <command> [args…]  a stdio server (or --http <url>); --env/--headers as JSON,
 //                                                    secrets as {"vault": "<namespace>/<key>"}; --safety <level>
-//   svc mcp servers remove <name>                    one added here (settings.json's are edited there)
+//   svc mcp servers remove <name> [--json]           one added here (settings.json's are edited there)
 //   svc mcp servers test <name> [--json]             connect once and list its tools
 //   svc mcp secret <key>                             a secret in the vault as mcp/<key> (typed hidden, or from stdin)
 import type { Sade } from 'sade';
@@ -86,10 +86,10 @@ export async function serversAdd(conn: Connection, io: CliIo, args: AddArgs): Pr
   return 0;
 }
 
-export async function serversRemove(conn: Connection, io: CliIo, name: string): Promise<number> {
+export async function serversRemove(conn: Connection, io: CliIo, name: string, json: boolean): Promise<number> {
   const r = await callBrain(conn, 'DELETE', `/api/mcp/servers/${encodeURIComponent(name)}`);
   if (r.status !== 200) return reportError(io, r.status, r.body);
-  io.out.write(`removed MCP server ${name}; its tools are gone\n`);
+  io.out.write(json ? `${JSON.stringify(r.body)}\n` : `removed MCP server ${name}; its tools are gone\n`);
   return 0;
 }
 
@@ -135,7 +135,10 @@ export function registerMcpCommands(prog: Sade, ctx: CommandContext): void {
     .action(async (name: string, command: string | undefined, o: Opts) =>
       ctx.exit(await serversAdd(ctx.conn(o), ctx, { name, command, http: str(o.http), env: str(o.env), headers: str(o.headers), cwd: str(o.cwd), safety: str(o.safety), json: o.json === true })),
     );
-  prog.command('mcp servers remove <name>', 'Remove an MCP server added with `svc mcp servers add`').action(async (name: string, o: Opts) => ctx.exit(await serversRemove(ctx.conn(o), ctx, name)));
+  prog
+    .command('mcp servers remove <name>', 'Remove an MCP server added with `svc mcp servers add`')
+    .option('--json', 'Machine-readable output')
+    .action(async (name: string, o: Opts) => ctx.exit(await serversRemove(ctx.conn(o), ctx, name, o.json === true)));
   prog
     .command('mcp servers test <name>', 'Connect to a declared MCP server once and list its tools')
     .option('--json', 'Machine-readable output')

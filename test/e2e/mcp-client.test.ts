@@ -189,8 +189,9 @@ void test('svc mcp servers: add with a vault env secret, an HTTP server with a v
   assert.match(dup.stderr, /already declared/);
 
   for (const name of ['local', 'remote']) {
-    const removed = svc(['mcp', 'servers', 'remove', name]);
+    const removed = svc(['mcp', 'servers', 'remove', name, '--json']);
     assert.equal(removed.status, 0, removed.stderr);
+    assert.deepEqual(JSON.parse(removed.stdout), { removed: name });
   }
   assert.deepEqual(await servers(rig.brain), []);
   await until(
