@@ -3,8 +3,8 @@
 // the brain pins (vault namespace publisher_keys, spec 5.1), reads its daemon manifest and extracts it
 // with signing/archive.ts into <home>/daemons/<node_id>/<version>/. The table installed_daemons
 // (migrated by the capability) records which version is installed for which node_id: the node-agent
-// that registers with that node_id is the one meant to run it. What is delivered is the stored,
-// verified bundle and this record; node-agents do not fetch or start it yet.
+// that registers with that node_id is the one meant to run it: it fetches the bundle through
+// /api/daemons/mine (daemon-delivery.ts) and runs it as a driver (docs/registry.md).
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock, SecretStore, Store } from '../kernel/capability';
