@@ -62,9 +62,13 @@ class StderrTail {
   }
 }
 
-/** Opens a connected client (initialize done) for `params`; the caller closes it. */
-export async function openClient(sdk: ClientSdk, params: TransportParams, timeoutMs: number, onStderr: (chunk: string) => void): Promise<Client> {
+/**
+ * Opens a connected client (initialize done) for `params`; the caller closes it. `opening` gets the
+ * client before the handshake, so a stop can close it (and end its child) while it connects.
+ */
+export async function openClient(sdk: ClientSdk, params: TransportParams, timeoutMs: number, onStderr: (chunk: string) => void, opening: (client: Client) => void = () => {}): Promise<Client> {
   const client = new sdk.Client(IMPLEMENTATION, { capabilities: {} });
+  opening(client);
   if (params.kind === 'http') {
     await client.connect(new sdk.StreamableHTTPClientTransport(new URL(params.url), { requestInit: { headers: params.headers } }), { timeout: timeoutMs });
     return client;
@@ -100,6 +104,8 @@ export class ServerConnection {
   private state: ServerState = 'connecting';
   private lastError: string | null = null;
   private live: Live | null = null;
+  /** The client of a connect still in its handshake. */
+  private opening: Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private attempt = 0;
   private connections = 0;
@@ -138,7 +144,7 @@ export class ServerConnection {
     this.unregisterAll();
     const live = this.live;
     this.live = null;
-    if (live) await live.client.close();
+    await Promise.all([live?.client.close(), this.opening?.close()]);
   }
 
   /** A failed server tries again now instead of at its next backoff step (a secret it lacked was just set). */
@@ -200,7 +206,8 @@ export class ServerConnection {
     let client: Client | undefined;
     try {
       const sdk = await this.deps.sdk();
-      client = await openClient(sdk, transportParams(this.deps.declaration, this.deps.vault), this.deps.connectTimeoutMs, (chunk) => stderr.add(chunk));
+      client = await openClient(sdk, transportParams(this.deps.declaration, this.deps.vault), this.deps.connectTimeoutMs, (chunk) => stderr.add(chunk), (c) => (this.opening = c));
+      this.opening = undefined;
       if (generation !== this.generation) return void (await client.close());
       const live: Live = { client, stderr, isAnswer: (err) => err instanceof sdk.McpError };
       this.live = live;
@@ -216,6 +223,7 @@ export class ServerConnection {
       this.lastError = null;
       this.deps.logger.info({ server: this.name, tools: this.registered.size }, 'MCP server connected');
     } catch (err) {
+      this.opening = undefined;
       if (generation !== this.generation) return;
       if (this.live?.client === client) this.live = null;
       await client?.close();

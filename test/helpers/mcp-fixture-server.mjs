@@ -4,7 +4,7 @@
 // process, and report an environment variable as its SHA-256 (to show a vault secret arrived without
 // the test printing it). Over stdio by default; `--http <port>` serves Streamable HTTP on 127.0.0.1,
 // requiring `Authorization: Bearer $FIXTURE_TOKEN` when that is set. FIXTURE_PID_FILE: its pid is
-// appended there at start (one line per start).
+// appended there at start (one line per start). FIXTURE_SLOW_START_MS: it starts reading stdin that late.
 import { appendFileSync } from 'node:fs';
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -63,6 +63,8 @@ function makeServer() {
 
 const httpAt = process.argv.indexOf('--http');
 if (httpAt < 0) {
+  // FIXTURE_SLOW_START_MS: read nothing for that long (a server stuck before its handshake).
+  if (process.env.FIXTURE_SLOW_START_MS) await new Promise((resolve) => setTimeout(resolve, Number(process.env.FIXTURE_SLOW_START_MS)));
   await makeServer().connect(new StdioServerTransport());
 } else {
   const sessions = new Map();

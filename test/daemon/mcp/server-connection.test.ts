@@ -20,12 +20,12 @@ import { until } from '../../helpers/poll';
 const vault = { get: () => undefined, status: () => ({ state: 'ok' }) };
 const ctx = { sessionId: 's', turnId: 't', specialist: 'general' as const, signal: new AbortController().signal };
 
-function rig(t: { after(fn: () => unknown): void }, callTimeoutMs = 5000) {
+function rig(t: { after(fn: () => unknown): void }, callTimeoutMs = 5000, env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-conn-'));
   const pids = join(dir, 'pids');
   const tools = new ToolRegistry();
   const connection = new ServerConnection({
-    declaration: { name: 'fx', command: process.execPath, args: [FIXTURE], env: { FIXTURE_PID_FILE: pids }, safety: 'active' },
+    declaration: { name: 'fx', command: process.execPath, args: [FIXTURE], env: { FIXTURE_PID_FILE: pids, ...env }, safety: 'active' },
     source: 'settings',
     tools,
     vault,
@@ -42,7 +42,15 @@ function rig(t: { after(fn: () => unknown): void }, callTimeoutMs = 5000) {
     rmSync(dir, { recursive: true, force: true });
   });
   const connected = () => until(() => `connected: ${JSON.stringify(connection.status())}`, async () => (connection.status().state === 'connected' ? connection.status() : undefined), 20_000);
-  return { tools, connection, connected, pids: () => readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number) };
+  const started = (): number[] => {
+    try {
+      return readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+  };
+  return { tools, connection, connected, pids: started };
 }
 
 void test('tools are registered under mcp:<name> with the declared safety and follow list_changed', async (t) => {
@@ -78,6 +86,15 @@ void test('a hanging call fails within the timeout; a crash takes the tools away
   await connection.stop();
   assert.equal(tools.names().length, 0, 'stop takes the tools away');
   await until(() => 'the child to end', async () => (pids().every((pid) => !isAlive(pid)) ? true : undefined), 10_000);
+});
+
+void test('stop while a server is still in its handshake ends its child', async (t) => {
+  const { connection, pids } = rig(t, 5000, { FIXTURE_SLOW_START_MS: '60000' });
+  connection.start();
+  await until(() => 'the child to start', async () => (pids().length === 1 ? true : undefined), 10_000);
+  assert.equal(connection.status().state, 'connecting');
+  await connection.stop();
+  await until(() => 'the child to end', async () => (isAlive(pids()[0]!) ? undefined : true), 10_000);
 });
 
 void test('a server that cannot start fails with its reason and is retried; probeServer reports it', async () => {
