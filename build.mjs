@@ -97,34 +97,12 @@ async function buildTests() {
     if (!existsSync(join(root, relative(out, built)).replace(/\.mjs$/, '.ts'))) rmSync(built);
   }
   if (entries.length === 0) return;
-  await build({
-    entryPoints: entries,
-    outdir: out,
-    outbase: root,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    sourcemap: 'inline',
-    define,
-    logLevel: 'warning',
-  });
+  // Packages load from node_modules, as in the repository.
+  const testBuild = { bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: 'inline', define, logLevel: 'warning' };
+  await build({ ...testBuild, entryPoints: entries, outdir: out, outbase: root, outExtension: { '.js': '.mjs' } });
   // The sandbox worker for tests that start a SandboxPool: a few folders above every compiled test,
-  // where skills/sandbox-pool.ts looks for it. Its packages load from node_modules like the tests'.
-  await build({
-    entryPoints: [join(root, 'skills/sandbox-worker.ts')],
-    outfile: join(out, 'sandbox-worker.mjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    sourcemap: 'inline',
-    define,
-    logLevel: 'warning',
-  });
+  // where skills/sandbox-pool.ts looks for it.
+  await build({ ...testBuild, entryPoints: [join(root, 'skills/sandbox-worker.ts')], outfile: join(out, 'sandbox-worker.mjs') });
 }
 
 const args = new Set(process.argv.slice(2));

@@ -45,21 +45,10 @@ async function trusted(conn: Connection): Promise<{ keys: PublisherKey[] } | { u
   }
 }
 
-export async function publisherShow(conn: Connection, io: CliIo, args: { json: boolean }): Promise<number> {
+/** Runs `fn`; a damaged publisher key file is exit 1 with what to do (signing/publisher-key.ts says it). */
+function withPublisherKey(io: Pick<CliIo, 'err'>, fn: () => number): number {
   try {
-    const me = identity(conn.home);
-    const keys = await trusted(conn);
-    if (args.json) {
-      io.out.write(json({ identity: me, trusted: 'keys' in keys ? keys.keys : null, ...('unavailable' in keys ? { trusted_unavailable: keys.unavailable } : {}) }));
-      return 0;
-    }
-    const lines = me ? [`publisher key: ${me.key_id}`, `public key: ${me.public_key}`, `file: ${me.path}`] : [`no publisher key in ${conn.home} (svc publisher init makes one)`];
-    lines.push('');
-    if ('unavailable' in keys) lines.push(`trusted publisher keys: unknown (${keys.unavailable})`);
-    else if (keys.keys.length === 0) lines.push('trusted publisher keys: none (svc publisher trust <key_id> <public_key>)');
-    else lines.push('trusted publisher keys:', table([['KEY ID', 'PUBLIC KEY'], ...keys.keys.map((k) => [k.key_id, k.public_key])]).trimEnd());
-    io.out.write(`${lines.join('\n')}\n`);
-    return 0;
+    return fn();
   } catch (err) {
     if (err instanceof PublisherKeyError) {
       io.err.write(`svc publisher: ${err.message}\n`);
@@ -69,8 +58,27 @@ export async function publisherShow(conn: Connection, io: CliIo, args: { json: b
   }
 }
 
+export async function publisherShow(conn: Connection, io: CliIo, args: { json: boolean }): Promise<number> {
+  const found: { me: Identity | null } = { me: null };
+  const read = withPublisherKey(io, () => ((found.me = identity(conn.home)), 0));
+  if (read !== 0) return read;
+  const { me } = found;
+  const keys = await trusted(conn);
+  if (args.json) {
+    io.out.write(json({ identity: me, trusted: 'keys' in keys ? keys.keys : null, ...('unavailable' in keys ? { trusted_unavailable: keys.unavailable } : {}) }));
+    return 0;
+  }
+  const lines = me ? [`publisher key: ${me.key_id}`, `public key: ${me.public_key}`, `file: ${me.path}`] : [`no publisher key in ${conn.home} (svc publisher init makes one)`];
+  lines.push('');
+  if ('unavailable' in keys) lines.push(`trusted publisher keys: unknown (${keys.unavailable})`);
+  else if (keys.keys.length === 0) lines.push('trusted publisher keys: none (svc publisher trust <key_id> <public_key>)');
+  else lines.push('trusted publisher keys:', table([['KEY ID', 'PUBLIC KEY'], ...keys.keys.map((k) => [k.key_id, k.public_key])]).trimEnd());
+  io.out.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
 export function publisherInit(io: CliIo, args: { home: string; json: boolean }): number {
-  try {
+  return withPublisherKey(io, () => {
     const existed = readPublisherKey(args.home) !== undefined;
     const key = loadOrCreatePublisherKey(args.home);
     const result = { key_id: key.keyId, public_key: key.publicKey, path: join(args.home, PUBLISHER_KEY_FILE), created: !existed };
@@ -80,13 +88,7 @@ export function publisherInit(io: CliIo, args: { home: string; json: boolean }):
         : `${existed ? 'publisher key already there (it is made once and never replaced)' : 'publisher key made'}: ${result.path}\nkey id: ${key.keyId}\npublic key: ${key.publicKey}\nbrains trust it with: svc publisher trust ${key.keyId} ${key.publicKey}\n`,
     );
     return 0;
-  } catch (err) {
-    if (err instanceof PublisherKeyError) {
-      io.err.write(`svc publisher: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
+  });
 }
 
 export async function publisherTrust(conn: Connection, io: CliIo, args: { keyId: string; publicKey: string; json: boolean }): Promise<number> {
