@@ -126,6 +126,9 @@ async function run(home: string, settings: Settings, logger: Logger, scrubber: S
   }
 
   const notifier = createNotifier(process.env, logger);
+  // Before anything says the brain is up (the log line, READY=1): whoever reads it may signal at once,
+  // and a signal before the handlers exist would kill the brain without stopping its parts.
+  installSignalHandlers({ lifecycle, logger, parts: brain.parts, notifier, lock, timeoutMs: settings.server.shutdown_timeout_ms });
   notifier.ready();
   notifier.startWatchdog();
   // Where it listens is the access mode's choice unless server.host pins it (docs/access.md).
@@ -136,8 +139,6 @@ async function run(home: string, settings: Settings, logger: Logger, scrubber: S
     { host, port, addresses: bound.map((a) => a.host), home, version: VERSION, vault: brain.vault.status().state, vault_key: vaultKey.source, capabilities: brain.capabilities },
     `svc brain listening on http://${host.includes(':') ? `[${host}]` : host}:${port}`,
   );
-
-  installSignalHandlers({ lifecycle, logger, parts: brain.parts, notifier, lock, timeoutMs: settings.server.shutdown_timeout_ms });
 }
 
 function installSignalHandlers(ctx: {
