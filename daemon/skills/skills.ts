@@ -1,5 +1,5 @@
 // The brain's skills (issue 16 "Skills", spec 1.11, 2.8, 4.3; docs/skills.md): the first-party skills
-// that ship with svc and those installed into <home>/skills, each with a status — active (its tool is
+// that come with svc, and those installed into <home>/skills, each with a status — active (its tool is
 // offered and its triggers are armed), disabled (by the user) or error (its files on disk no longer
 // check out: the reason is shown). An active skill is a tool `skill_<id>` (owner `skill:<id>`) whose
 // arguments are the manifest's params; installing, upgrading, disabling and removing add and remove
@@ -23,7 +23,7 @@ import { statusOf, type SkillRecord, type SkillStore } from './skill-store';
 import type { SkillTriggers } from './skill-triggers';
 import { compareVersions } from './semver';
 
-/** The source of a first-party skill: it ships with svc and cannot be removed (only disabled). */
+/** The source of a first-party skill: it comes with svc, cannot be removed, only disabled. */
 export const BUILTIN = 'builtin';
 /** The session a run outside any conversation belongs to (its held calls join this session's approvals). */
 export const SKILL_SESSION = 'dashboard';
