@@ -8,11 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, writeFile, lstat, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { readArchiveFiles, ArchiveError } from '../../signing/archive';
 import { verifyArtifact, sha256Hex } from '../../signing/detached';
 import type { PinnedKeys } from '../../signing/signed-manifest';
 import type { SkillInstallBody } from '../../protocol/skills';
 import { AppError, UnverifiedManifestError } from '../kernel/errors';
+import { lazyModule } from '../kernel/lazy-module';
 import { checkBundle, filesOfDir, MAX_BUNDLE_BYTES, type CheckedBundle } from './skill-bundle';
 
 /** An archive is at most this large (compressed), by path or by URL. */
@@ -35,6 +35,9 @@ export interface InstallerDeps {
 export type SkillSource = { kind: 'path'; path: string } | { kind: 'url'; url: string };
 
 const bad = (message: string, details?: unknown): AppError => new AppError('BAD_REQUEST', message, details);
+
+/** The archive reader (and the tar package under it), loaded by the first archive install, not at start. */
+const archive = lazyModule(() => import('../../signing/archive'));
 
 export class SkillInstaller {
   constructor(private readonly deps: InstallerDeps) {}
@@ -123,6 +126,7 @@ export class SkillInstaller {
       const verdict = verifyArtifact(bytes, body.signature, this.deps.pinned);
       if (!verdict.ok) throw new UnverifiedManifestError(verdict.reason, verdict.detail);
     }
+    const { readArchiveFiles, ArchiveError } = await archive();
     try {
       return await readArchiveFiles(bytes, { maxEntries: 64, maxEntryBytes: MAX_BUNDLE_BYTES, maxTotalBytes: MAX_BUNDLE_BYTES * 2, maxPathLength: 200 });
     } catch (err) {

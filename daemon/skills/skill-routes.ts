@@ -16,8 +16,12 @@ const actorOf = (req: unknown): string => {
   return p === undefined ? 'unknown' : p.id === undefined ? p.kind : `${p.kind}:${p.id}`;
 };
 
-export const skillRoutes = (skills: Skills): RoutePlugin =>
+/** `loaded`: resolves once the skills are loaded after start (every route waits for it). */
+export const skillRoutes = (skills: Skills, loaded: () => Promise<void> = () => Promise.resolve()): RoutePlugin =>
   routes(async (app) => {
+    app.addHook('preHandler', async () => {
+      await loaded();
+    });
     app.get('/api/skills', { schema: { response: { 200: SkillList } } }, () => ({ skills: skills.list() }));
     app.get('/api/skills/:id', { schema: { params: SkillIdParams, response: { 200: SkillDetail, ...errors } } }, (req) => skills.detail(req.params.id));
     app.post('/api/skills/:id/execute', { schema: { params: SkillIdParams, body: SkillExecuteBody, response: { 200: SkillRunView, ...errors } } }, (req) =>

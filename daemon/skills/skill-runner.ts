@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ApprovalPending, PolicyRefusal, type HttpRequest, type HttpResponse, type SkillHost } from '../../skills/host-functions';
 import type { SkillLimits, SkillOutcome, SkillRun } from '../../skills/sandbox';
-import { createEgress } from '../../skills/egress';
 import { SandboxPoolFull } from '../../skills/sandbox-pool';
 import type { SkillManifest, SkillRunView } from '../../protocol/skills';
 import type { Clock, SecretRedactor } from '../kernel/capability';
@@ -19,6 +18,10 @@ import { outsideTurnId } from '../kernel/permissions';
 import type { ToolRegistry } from '../kernel/tool-registry';
 import { ToolFailure } from '../kernel/tool';
 import { AppError } from '../kernel/errors';
+import { lazyModule } from '../kernel/lazy-module';
+
+/** The network policy (node:https, node:dns), loaded by the first request a skill makes, not at start. */
+const egress = lazyModule(() => import('../../skills/egress'));
 
 /** Runs sandboxed code: the worker pool in the brain (skills/sandbox-pool.ts). */
 export interface SkillExecutor {
@@ -86,7 +89,7 @@ export class SkillRunner {
   }
 
   private host(manifest: SkillManifest, runId: string, sessionId: string): SkillHost {
-    const http = (this.deps.egress ?? ((m: SkillManifest) => createEgress(m.permissions.network)))(manifest);
+    const http = this.deps.egress?.(manifest) ?? (async (request: HttpRequest) => (await egress()).createEgress(manifest.permissions.network)(request));
     return {
       tools: manifest.permissions.tools,
       http,

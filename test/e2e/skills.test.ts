@@ -4,8 +4,8 @@
 // ends held and its request is in GET /api/approvals; a busy loop is killed as timeout and a memory bomb
 // as memory, each counted in svc_sandbox_kills_total on /metrics; an unsigned install is 422
 // UnverifiedManifest (reason unsigned), and with allow_unsigned 201 with an unsigned_install entry in
-// GET /api/audit; after a restart the skills are still there and active (their tools registered at
-// start); a removed skill is gone, and after the next restart so is its tool. Then the agent: a
+// GET /api/audit; after a restart the skills are still there and active (their tools registered once
+// they have loaded, just after the brain listens); a removed skill is gone, and after the next restart so is its tool. Then the agent: a
 // scripted model (the fake OpenAI server) calls a skill's tool, and the skill's result reaches it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -112,9 +112,10 @@ void test('skills on the built brain: install signed, run, held, killed, unsigne
   assert.equal((await call(brain, 'POST', '/api/skills/hello/execute', {})).status, 404);
   await brain.stop();
   brain = await startBrain({ home, keepHome: true });
+  // The skills load just after the brain listens; /api/skills answers once they have (and their tools are registered).
+  assert.equal((await listed(brain)).length, builtin.length + 4);
   assert.equal(await metric(brain, 'svc_tool_denials_total{tool="skill_hello"}'), undefined, 'no skill_hello tool after the restart');
   assert.equal(await metric(brain, 'svc_tool_denials_total{tool="skill_loose"}'), 0);
-  assert.equal((await listed(brain)).length, builtin.length + 4);
 });
 
 void test('the agent calls a skill\'s tool: a scripted model asks for skill_greeter, the skill runs in the sandbox and its result goes back to the model', { timeout: 90_000 }, async (t) => {
