@@ -11,6 +11,7 @@ import { AppError } from '../kernel/errors';
 import type { EventBus } from '../kernel/event-bus';
 import type { AccessMode, BrainEvent } from '../kernel/events';
 import { covered, type ListenerPort } from '../kernel/listener';
+import { OneAtATime } from '../kernel/one-at-a-time';
 import { persistAccess, type AccessSettings } from './access-settings';
 import { baseUrls, type Interfaces } from './base-urls';
 import { TailscaleError } from './tailscale';
@@ -45,7 +46,7 @@ export class AccessControl {
   private tunnel: Tunnel;
   private announced = '';
   private poll: NodeJS.Timeout | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new OneAtATime();
   private firstListen = true;
 
   constructor(private readonly deps: AccessControlDeps) {
@@ -211,9 +212,7 @@ export class AccessControl {
   }
 
   private serialise<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work);
-    this.queue = next.catch(() => undefined);
-    return next;
+    return this.queue.run(work);
   }
 }
 

@@ -9,6 +9,7 @@ import { createServer, isIPv6, Server as NetServer, type AddressInfo, type Socke
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { covered, type ListenAddress, type ListenerPort } from '../kernel/listener';
+import { OneAtATime } from '../kernel/one-at-a-time';
 
 /** The part of a ws WebSocketServer the listener needs: which socket each WebSocket runs on. */
 export interface WebSocketSource {
@@ -54,7 +55,7 @@ export class HttpListener implements ListenerPort {
   private readonly closing = new WeakSet<Socket>();
   private readonly handlers: ((addresses: ListenAddress[]) => void)[] = [];
   /** listen() calls run one after another: a rebind never overlaps another. */
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new OneAtATime();
 
   constructor(private readonly options: HttpListenerOptions) {
     this.pinnedHost = options.pinnedHost;
@@ -95,9 +96,7 @@ export class HttpListener implements ListenerPort {
 
   listen(hosts: readonly string[]): Promise<ListenAddress[]> {
     if (hosts.length === 0) return Promise.reject(new Error('listen needs at least one host'));
-    const next = this.queue.then(() => (this.started ? this.rebind([...hosts]) : ((this.hosts = [...hosts]), [])));
-    this.queue = next.catch(() => undefined);
-    return next;
+    return this.queue.run(() => (this.started ? this.rebind([...hosts]) : ((this.hosts = [...hosts]), [])));
   }
 
   async start(): Promise<void> {

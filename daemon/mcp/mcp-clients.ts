@@ -2,41 +2,28 @@
 // settings.json and those added through the API, one ServerConnection each. `apply` brings the set to
 // a new list — connecting what is new, closing what went, reconnecting what changed — so an addition
 // or removal takes effect without a restart. Nothing loads the MCP SDK until a server is declared.
-import type { Logger } from 'pino';
-import type { Clock, SecretStore } from '../kernel/capability';
-import type { ToolRegistry } from '../kernel/tool-registry';
+import { OneAtATime } from '../kernel/one-at-a-time';
 import type { McpServerDeclaration, McpServerStatus, McpTestResult } from '../../protocol/mcp';
-import type { ClientSdk } from './sdk';
-import { ServerConnection, probeServer } from './server-connection';
+import { ServerConnection, probeServer, type ConnectionDeps } from './server-connection';
 
 export interface DeclaredServer {
   declaration: McpServerDeclaration;
   source: McpServerStatus['source'];
 }
 
-export interface McpClientsDeps {
-  tools: Pick<ToolRegistry, 'register' | 'unregister' | 'ownerOf'>;
-  vault: Pick<SecretStore, 'get' | 'status'>;
-  sdk: () => Promise<ClientSdk>;
-  logger: Logger;
-  clock: Clock;
-  callTimeoutMs: number;
-  connectTimeoutMs: number;
-  random?: () => number;
-}
+/** What every connection shares (server-connection.ts ConnectionDeps without the server); `random` defaults to Math.random. */
+export type McpClientsDeps = Omit<ConnectionDeps, 'declaration' | 'source' | 'random'> & { random?: () => number };
 
 export class McpClients {
   private readonly connections = new Map<string, { connection: ServerConnection; source: DeclaredServer['source'] }>();
   private stopped = false;
-  private applying: Promise<void> = Promise.resolve();
+  private readonly applying = new OneAtATime();
 
   constructor(private readonly deps: McpClientsDeps) {}
 
   /** Makes the connected set `servers`, one change after another: unchanged ones keep their connection. */
   apply(servers: readonly DeclaredServer[]): Promise<void> {
-    const next = this.applying.then(() => this.applyNow(servers));
-    this.applying = next.catch(() => undefined);
-    return next;
+    return this.applying.run(() => this.applyNow(servers));
   }
 
   private async applyNow(servers: readonly DeclaredServer[]): Promise<void> {

@@ -14,6 +14,7 @@ import type { AuditTrail } from '../kernel/ports';
 import type { Clock } from '../kernel/capability';
 import type { ToolRegistry } from '../kernel/tool-registry';
 import { AppError, notFound, UnverifiedManifestError } from '../kernel/errors';
+import { OneAtATime } from '../kernel/one-at-a-time';
 import { defineTool, ToolFailure, type SafetyLevel } from '../kernel/tool';
 import { Type } from '@sinclair/typebox';
 import { checkBundle, filesOfDir } from './skill-bundle';
@@ -52,7 +53,8 @@ export interface SkillsDeps {
 export class Skills {
   private readonly loaded = new Map<string, Loaded>();
   /** Installs, removals and enable/disable run one at a time: each reads what the one before left. */
-  private changes: Promise<unknown> = Promise.resolve();
+  /** Install, remove, enable and disable, one at a time (two installs of one skill raced to a 500). */
+  private readonly changes = new OneAtATime();
 
   constructor(private readonly deps: SkillsDeps) {}
 
@@ -98,7 +100,7 @@ export class Skills {
 
   /** Installs or upgrades a skill (409 when the same or a newer version is installed, or it ships with svc). */
   install(body: SkillInstallBody, actor: string): Promise<SkillInstallResult> {
-    return this.oneAtATime(() => this.installNow(body, actor));
+    return this.changes.run(() => this.installNow(body, actor));
   }
 
   private async installNow(body: SkillInstallBody, actor: string): Promise<SkillInstallResult> {
@@ -123,7 +125,7 @@ export class Skills {
   }
 
   remove(id: string): Promise<void> {
-    return this.oneAtATime(() => this.removeNow(id));
+    return this.changes.run(() => this.removeNow(id));
   }
 
   private async removeNow(id: string): Promise<void> {
@@ -136,7 +138,7 @@ export class Skills {
   }
 
   setEnabled(id: string, enabled: boolean): Promise<SkillListItem> {
-    return this.oneAtATime(() => this.setEnabledNow(id, enabled));
+    return this.changes.run(() => this.setEnabledNow(id, enabled));
   }
 
   private async setEnabledNow(id: string, enabled: boolean): Promise<SkillListItem> {
@@ -164,12 +166,6 @@ export class Skills {
     return view;
   }
 
-  private oneAtATime<T>(change: () => Promise<T>): Promise<T> {
-    const next = this.changes.then(change, change);
-    // The chain only orders the changes; each caller still receives its own failure from `next`.
-    this.changes = next.catch(() => undefined);
-    return next;
-  }
 
   private get(id: string): Loaded {
     const l = this.loaded.get(id);
