@@ -5,5 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../kernel/capability';
 
 export type { FastifyPluginAsyncTypebox as TypedRoutes } from '@fastify/type-provider-typebox';
+/** Who a request acts for as one string (`admin`, `device:<id>`…): for audit entries and logs. */
+export { principalId } from '../auth/principal';
 
 export const routes = (plugin: FastifyPluginAsyncTypebox): RoutePlugin => plugin;

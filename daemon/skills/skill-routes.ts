@@ -3,18 +3,12 @@
 // body {error: "UnverifiedManifest", reason}; an install of the same or an older version is 409.
 import { ErrorEnvelope, UnverifiedManifestBody } from '../../protocol/errors';
 import { SkillDetail, SkillExecuteBody, SkillIdParams, SkillInstallBody, SkillInstallResult, SkillList, SkillListItem, SkillRemoved, SkillRunView } from '../../protocol/skills';
-import { routes } from '../http/route-kit';
+import { principalId, routes } from '../http/route-kit';
 import type { RoutePlugin } from '../kernel/capability';
 import { SKILL_SESSION, type Skills } from './skills';
 
 const errors = { 400: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 502: ErrorEnvelope };
 
-/** The principal id of a request (daemon/http/auth.ts puts it on the request), for the audit log. */
-type WithPrincipal = { principal?: { kind: string; id?: string } };
-const actorOf = (req: unknown): string => {
-  const p = (req as WithPrincipal).principal;
-  return p === undefined ? 'unknown' : p.id === undefined ? p.kind : `${p.kind}:${p.id}`;
-};
 
 /** `loaded`: resolves once the skills are loaded after start (every route waits for it). */
 export const skillRoutes = (skills: Skills, loaded: () => Promise<void> = () => Promise.resolve()): RoutePlugin =>
@@ -28,7 +22,7 @@ export const skillRoutes = (skills: Skills, loaded: () => Promise<void> = () => 
       skills.execute(req.params.id, req.body.params ?? {}, 'manual', SKILL_SESSION),
     );
     app.post('/api/skills/install', { schema: { body: SkillInstallBody, response: { 201: SkillInstallResult, 422: UnverifiedManifestBody, ...errors } } }, async (req, reply) =>
-      reply.status(201).send(await skills.install(req.body, actorOf(req))),
+      reply.status(201).send(await skills.install(req.body, principalId(req.principal))),
     );
     app.post('/api/skills/:id/enable', { schema: { params: SkillIdParams, response: { 200: SkillListItem, ...errors } } }, (req) => skills.setEnabled(req.params.id, true));
     app.post('/api/skills/:id/disable', { schema: { params: SkillIdParams, response: { 200: SkillListItem, ...errors } } }, (req) => skills.setEnabled(req.params.id, false));

@@ -35,7 +35,7 @@ export const SKILL_MIGRATIONS: readonly Migration[] = [
 export interface SkillRecord {
   readonly id: string;
   readonly version: string;
-  /** path, url (builtin skills are not stored: they ship with svc). */
+  /** path, url, or builtin (a first-party skill: its row keeps the version seen and the disabled flag). */
   readonly source: string;
   readonly signedBy: string | null;
   readonly unsigned: boolean;

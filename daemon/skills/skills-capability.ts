@@ -76,19 +76,25 @@ export const skillsCapability = defineCapability({
     const skills: Skills = new Skills({ store, installer, runner, triggers, tools: context.tools, pinned, audit: context.core.audit, clock: context.clock, logger: context.logger, builtinDir: builtinSkillsDir() });
     // The skills load after the brain listens (reading the first-party and installed skills' files took
     // ~12 ms of every start); /api/skills waits for them, and their tools and triggers appear once loaded.
-    let loaded: Promise<void> = Promise.resolve();
+    // The outcome of loading, never a rejected promise: a failure is logged once and answered (503) by every request.
+    let loaded: Promise<AppError | null> = Promise.resolve(null);
     const start = (): void => {
-      loaded = skills.start().catch((err: unknown) => {
-        context.logger.error({ err }, 'the skills could not be loaded');
-        throw new AppError('UNAVAILABLE', `the skills could not be loaded: ${(err as Error).message}`);
-      });
-      // Its failure is logged here and answered by every /api/skills request.
-      loaded.catch(() => undefined);
+      loaded = skills.start().then(
+        () => null,
+        (err: unknown) => {
+          context.logger.error({ err }, 'the skills could not be loaded');
+          return new AppError('UNAVAILABLE', `the skills could not be loaded: ${(err as Error).message}`);
+        },
+      );
+    };
+    const ready = async (): Promise<void> => {
+      const failure = await loaded;
+      if (failure) throw failure;
     };
     return {
       migrations: SKILL_MIGRATIONS,
-      parts: [{ name: 'skills', start, stop: async () => (await loaded.catch(() => undefined), skills.stop(), await pool.close()) }],
-      routes: [skillRoutes(skills, () => loaded)],
+      parts: [{ name: 'skills', start, stop: async () => (await loaded, skills.stop(), await pool.close()) }],
+      routes: [skillRoutes(skills, ready)],
     };
   },
 });
